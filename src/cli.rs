@@ -1,0 +1,212 @@
+//! Command-line arguments (clap) and their translation into settings.
+//!
+//! Nothing past this module sees a clap type: arguments become [`crate::model::Input`] and
+//! per-command settings, which the [`crate::commands`] read.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::commands::{self, Outcome};
+use crate::model::{Input, InputTarget};
+use crate::parse::Limits;
+use crate::plan::output::PlanFormat;
+use crate::source::chart::ChartLimits;
+use crate::source::helm::HelmOptions;
+use crate::source::values::ValueInputs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "chartseq",
+    version,
+    about = "Make Helm resource sequencing (HIP-0025) safe: plan and template sequenced charts"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the install order: CRDs, pre-install hooks, subchart and resource-group batches,
+    /// unsequenced resources, post-install hooks.
+    Plan(PlanArgs),
+    /// Print the documents in install order with `## START/END resource-group` markers.
+    Template(TemplateArgs),
+}
+
+/// Where the chart comes from and how to render it.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// A chart directory, a packaged chart (.tgz), a rendered stream file, or `-` for stdin.
+    #[arg(value_name = "TARGET")]
+    pub target: PathBuf,
+    /// Chart directory or archive supplying Chart.yaml facts for a rendered stream.
+    #[arg(long, value_name = "DIR")]
+    pub chart: Option<PathBuf>,
+    /// The helm binary (default: $CHARTSEQ_HELM, then helm on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub helm: Option<PathBuf>,
+    /// Values files, as for helm (repeatable).
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Set values on the command line, as for helm (repeatable).
+    #[arg(long, value_name = "KEY=VAL")]
+    pub set: Vec<String>,
+    /// Set string values on the command line, as for helm (repeatable).
+    #[arg(long = "set-string", value_name = "KEY=VAL")]
+    pub set_string: Vec<String>,
+    /// Release name passed to helm template.
+    #[arg(
+        long = "release-name",
+        value_name = "NAME",
+        default_value = "release-name"
+    )]
+    pub release_name: String,
+    /// Namespace passed to helm template.
+    #[arg(short = 'n', long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Kubernetes version passed to helm template.
+    #[arg(long = "kube-version", value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// Include documents from crds/ in the output (template); the plan always lists them.
+    #[arg(long = "include-crds")]
+    pub include_crds: bool,
+    /// Seconds helm template may run.
+    #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300)]
+    pub helm_timeout: u64,
+    /// Deepest YAML nesting accepted in one document.
+    #[arg(long = "max-depth", value_name = "N", default_value_t = Limits::default().max_depth)]
+    pub max_depth: usize,
+    /// Nodes YAML aliases may expand to in one document.
+    #[arg(long = "max-alias-nodes", value_name = "N", default_value_t = Limits::default().max_alias_nodes)]
+    pub max_alias_nodes: usize,
+    /// Bytes a chart archive may expand to.
+    #[arg(long = "max-archive-bytes", value_name = "N", default_value_t = ChartLimits::default().max_archive_bytes)]
+    pub max_archive_bytes: u64,
+}
+
+impl InputArgs {
+    /// The settings this command line asks for.
+    #[must_use]
+    pub fn to_input(&self) -> Input {
+        Input {
+            target: Input::target_for(&self.target),
+            chart: self.chart.clone(),
+            helm: HelmOptions {
+                helm: self.helm.clone(),
+                release_name: self.release_name.clone(),
+                namespace: self.namespace.clone(),
+                kube_version: self.kube_version.clone(),
+                values: ValueInputs {
+                    files: self.values.clone(),
+                    set: self.set.clone(),
+                    set_string: self.set_string.clone(),
+                },
+                timeout: Duration::from_secs(self.helm_timeout),
+            },
+            limits: Limits {
+                max_depth: self.max_depth,
+                max_alias_nodes: self.max_alias_nodes,
+            },
+            chart_limits: ChartLimits {
+                max_archive_bytes: self.max_archive_bytes,
+                ..ChartLimits::default()
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PlanFormatArg {
+    Text,
+    Json,
+    Dot,
+    Mermaid,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormatArg,
+    /// Print the deletion order (the exact reverse) instead.
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
+    #[arg(long = "keep-sequencing-annotations")]
+    pub keep_sequencing_annotations: bool,
+}
+
+/// Runs the command line and returns the process exit code.
+#[must_use]
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    let outcome = run(cli.command, &mut out, &mut err);
+    let flushed = out.flush();
+    let outcome = match (outcome, flushed) {
+        (Ok(o), Ok(())) => Ok(o),
+        (Err(e), _) => Err(e),
+        (Ok(_), Err(e)) => Err(commands::Failure::Io(e)),
+    };
+    match outcome {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Findings) => ExitCode::from(1),
+        Err(commands::Failure::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            let _ = writeln!(err, "chartseq: error: {failure}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(
+    command: Command,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, commands::Failure> {
+    match command {
+        Command::Plan(args) => {
+            let format = match args.format {
+                PlanFormatArg::Text => PlanFormat::Text,
+                PlanFormatArg::Json => PlanFormat::Json,
+                PlanFormatArg::Dot => PlanFormat::Dot,
+                PlanFormatArg::Mermaid => PlanFormat::Mermaid,
+            };
+            commands::plan(&args.input.to_input(), format, args.uninstall, out, err)
+        }
+        Command::Template(args) => {
+            let input = args.input.to_input();
+            let options = crate::plan::output::TemplateOptions {
+                include_crds: args.input.include_crds
+                    || matches!(input.target, InputTarget::Stream(_)),
+                keep_sequencing_annotations: args.keep_sequencing_annotations,
+            };
+            commands::template(&input, options, out, err)
+        }
+    }
+}

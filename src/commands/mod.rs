@@ -1,0 +1,128 @@
+//! The commands: load the model, plan, write the requested output.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use crate::error::Error;
+use crate::model::{self, Content, Input, Model};
+use crate::plan::output::{self, PlanFormat, TemplateOptions};
+use crate::plan::{self, Plan};
+
+/// How a command ended when it could do its job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Clean,
+    /// Exit 1: findings, or no plan could be made.
+    Findings,
+}
+
+/// The command could not do its job (exit 2).
+#[derive(Debug)]
+pub enum Failure {
+    Tool(Error),
+    Io(io::Error),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Tool(e) => e.fmt(f),
+            Failure::Io(e) => write!(f, "writing output: {e}"),
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Tool(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+/// Reports documents that could not be read; returns whether there were any.
+fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> {
+    let mut any = false;
+    for doc in &model.documents {
+        if let Content::Invalid { message, at } | Content::NotAnObject { message, at } =
+            &doc.content
+        {
+            any = true;
+            let from = doc
+                .source_path
+                .as_deref()
+                .map(|s| format!(" (from {s})"))
+                .unwrap_or_default();
+            writeln!(
+                err,
+                "warning: {}{from}: {message}; the document is placed with the unsequenced resources",
+                output::position(model, *at)
+            )?;
+        }
+    }
+    Ok(any)
+}
+
+fn load_and_plan(
+    input: &Input,
+    err: &mut dyn Write,
+) -> Result<(Model, Result<Plan, plan::PlanError>, bool), Failure> {
+    let model = model::load(input)?;
+    let bad = report_bad_documents(&model, err)?;
+    let plan = plan::plan(&model);
+    Ok((model, plan, bad))
+}
+
+/// `chartseq plan`.
+pub fn plan(
+    input: &Input,
+    format: PlanFormat,
+    uninstall: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let (model, plan, bad) = load_and_plan(input, err)?;
+    match plan {
+        Ok(plan) => {
+            output::write_plan(out, &model, &plan, format, uninstall)?;
+            Ok(if bad {
+                Outcome::Findings
+            } else {
+                Outcome::Clean
+            })
+        }
+        Err(e) => {
+            output::write_plan_error(err, &model, &e)?;
+            Ok(Outcome::Findings)
+        }
+    }
+}
+
+/// `chartseq template`.
+pub fn template(
+    input: &Input,
+    options: TemplateOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let (model, plan, bad) = load_and_plan(input, err)?;
+    match plan {
+        Ok(plan) => {
+            output::write_template(out, &model, &plan, options)?;
+            Ok(if bad {
+                Outcome::Findings
+            } else {
+                Outcome::Clean
+            })
+        }
+        Err(e) => {
+            output::write_plan_error(err, &model, &e)?;
+            Ok(Outcome::Findings)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Failures of the tool itself (exit code 2), as opposed to findings about the input.
+
+use std::fmt;
+
+/// The tool could not do its job: bad arguments, unreadable input, helm failed.
+#[derive(Debug)]
+pub struct Error {
+    pub message: String,
+    /// Extra lines shown under the message (helm's stderr, a hint).
+    pub detail: Option<String>,
+}
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn io(what: impl fmt::Display, err: &std::io::Error) -> Self {
+        Self::new(format!("{what}: {err}"))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(detail) = &self.detail {
+            write!(f, "\n{detail}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,14 @@
+//! chartseq: static analysis, planning and deployment for Helm resource sequencing (HIP-0025).
+//!
+//! Data flows one way: [`source`] (files, `# Source:` mapping, spans) → [`parse`] (YAML trees
+//! with byte spans) → [`model`] (charts, resources, typed annotations) → [`plan`] (pure install
+//! order) → output. The binary in `src/main.rs` only parses arguments and dispatches to
+//! [`cli`].
+
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod model;
+pub mod parse;
+pub mod plan;
+pub mod source;

@@ -1,0 +1,676 @@
+//! Building the [`Model`]: read the inputs, parse every document in parallel, place each one
+//! in its chart level.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::annotations::{
+    self, Annotation, DEPENDS_ON_SUBCHARTS, HOOK, HOOK_DELETE_POLICY, HOOK_WEIGHT, Sequencing,
+    Spanned,
+};
+use super::{
+    Chart, ChartId, ChartInfo, Content, Document, HOOK_EVENTS, Hook, Model, Placement, Resource,
+    ResourceId, kinds,
+};
+use crate::error::{Error, Result};
+use crate::parse::{self, Limits, Node, Span};
+use crate::source::chart::{self, ChartLimits, LoadedChart};
+use crate::source::helm::{self, HelmOptions};
+use crate::source::values::{self, coalesce};
+use crate::source::{FileId, Loc, Origin, SourceMap, display_path, split_stream};
+
+/// What to load.
+#[derive(Clone, Debug)]
+pub enum InputTarget {
+    /// A chart directory or `.tgz`, rendered with `helm template`.
+    Chart(PathBuf),
+    /// A rendered stream in a file, or `-` for standard input.
+    Stream(PathBuf),
+}
+
+/// Everything needed to build a model.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub target: InputTarget,
+    /// `--chart`: chart metadata for a rendered stream.
+    pub chart: Option<PathBuf>,
+    pub helm: HelmOptions,
+    pub limits: Limits,
+    pub chart_limits: ChartLimits,
+}
+
+impl Input {
+    /// Classifies a command-line TARGET: `-`, a directory with `Chart.yaml`, a `.tgz`, or a
+    /// rendered stream file.
+    #[must_use]
+    pub fn target_for(path: &Path) -> InputTarget {
+        let is_archive = path.extension().is_some_and(|e| e == "tgz")
+            || path.to_string_lossy().ends_with(".tar.gz");
+        if path.as_os_str() != "-"
+            && (path.join("Chart.yaml").is_file() || is_archive && path.is_file())
+        {
+            InputTarget::Chart(path.to_path_buf())
+        } else {
+            InputTarget::Stream(path.to_path_buf())
+        }
+    }
+}
+
+/// Loads the inputs into a model.
+pub fn load(input: &Input) -> Result<Model> {
+    let mut sources = SourceMap::default();
+    let chart_path = match &input.target {
+        InputTarget::Chart(path) => Some(path.clone()),
+        InputTarget::Stream(_) => input.chart.clone(),
+    };
+    if let Some(path) = &chart_path {
+        if !path.exists() {
+            return Err(Error::new(format!("{}: no such chart", display_path(path))));
+        }
+        if path.is_dir() && !path.join("Chart.yaml").is_file() {
+            return Err(Error::new(format!(
+                "{}: not a chart (no Chart.yaml)",
+                display_path(path)
+            )));
+        }
+    }
+    let loaded = chart_path
+        .as_deref()
+        .map(|p| chart::load(p, &mut sources, input.chart_limits))
+        .transpose()?;
+
+    let (stream_name, origin, bytes) = match &input.target {
+        InputTarget::Chart(path) => {
+            let rendered = helm::render(path, &input.helm)?;
+            (
+                format!("{} (helm template)", display_path(path)),
+                Origin::Rendered,
+                rendered,
+            )
+        }
+        InputTarget::Stream(path) if path.as_os_str() == "-" => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io("cannot read standard input", &e))?;
+            ("-".to_owned(), Origin::Stdin, buf)
+        }
+        InputTarget::Stream(path) => {
+            let bytes = std::fs::read(path)
+                .map_err(|e| Error::io(format!("cannot read {}", display_path(path)), &e))?;
+            (display_path(path), Origin::Disk, bytes)
+        }
+    };
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(Error::new(format!(
+            "{stream_name}:1:1: the input is UTF-16; convert it to UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)"
+        )));
+    }
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(Error::new(format!(
+            "{stream_name}: inputs over 4 GiB are not supported"
+        )));
+    }
+    let stream = sources.add(stream_name, origin, bytes);
+
+    let mut charts = Vec::new();
+    if let Some(loaded) = &loaded {
+        let user = values::user_values(&input.helm.values, &mut sources)?;
+        build_chart_tree(loaded, user, &mut charts)?;
+    }
+
+    let documents = parse_documents(&sources, stream, input.limits);
+    let mut model = Model {
+        sources,
+        charts,
+        documents: Vec::new(),
+        stream,
+    };
+    place_documents(&mut model, documents);
+    Ok(model)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Charts on disk
+
+fn build_chart_tree(
+    root: &LoadedChart,
+    user: serde_json::Value,
+    charts: &mut Vec<Chart>,
+) -> Result<()> {
+    let missing: Vec<&str> = root
+        .meta
+        .dependencies
+        .iter()
+        .filter(|d| !root.subcharts.iter().any(|s| s.meta.name == d.name))
+        .map(|d| d.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::new(format!(
+            "found in Chart.yaml, but missing in charts/ directory: {}",
+            missing.join(", ")
+        ))
+        .with_detail(format!(
+            "run `helm dependency build {}` to fetch them",
+            root.display_root
+        )));
+    }
+    let mut values = user;
+    coalesce(&mut values, &coalesced_defaults(root));
+    add_chart(
+        root,
+        None,
+        root.meta.name.clone(),
+        None,
+        true,
+        None,
+        &values,
+        "",
+        charts,
+    );
+    Ok(())
+}
+
+/// The subchart loaded for a dependency entry: same chart name, preferring an exact version.
+fn find_subchart<'a>(
+    parent: &'a LoadedChart,
+    dep: &chart::DependencySpec,
+) -> Option<&'a LoadedChart> {
+    let mut candidates = parent.subcharts.iter().filter(|s| s.meta.name == dep.name);
+    let first = candidates.next()?;
+    Some(
+        std::iter::once(first)
+            .chain(candidates)
+            .find(|s| s.meta.version.is_some() && s.meta.version == dep.version)
+            .unwrap_or(first),
+    )
+}
+
+/// Children of a loaded chart with their effective names: declared dependencies first (in
+/// `Chart.yaml` order), then subcharts nobody declared.
+fn children(parent: &LoadedChart) -> Vec<(String, &LoadedChart, Option<&chart::DependencySpec>)> {
+    let mut out: Vec<(String, &LoadedChart, Option<&chart::DependencySpec>)> = Vec::new();
+    for dep in &parent.meta.dependencies {
+        if let Some(sub) = find_subchart(parent, dep) {
+            out.push((dep.effective_name().to_owned(), sub, Some(dep)));
+        }
+    }
+    for sub in &parent.subcharts {
+        if !parent
+            .meta
+            .dependencies
+            .iter()
+            .any(|d| d.name == sub.meta.name)
+        {
+            out.push((sub.meta.name.clone(), sub, None));
+        }
+    }
+    out
+}
+
+/// A chart's values with its subcharts' defaults under their names, recursively (Helm's
+/// `coalesceDeps`; the parent's values win).
+fn coalesced_defaults(chart: &LoadedChart) -> serde_json::Value {
+    let mut values = chart.values.clone();
+    for (name, sub, _) in children(chart) {
+        if let serde_json::Value::Object(map) = &mut values {
+            let slot = map
+                .entry(name)
+                .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+            coalesce(slot, &coalesced_defaults(sub));
+        }
+    }
+    values
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one recursive walk carrying its context"
+)]
+fn add_chart(
+    loaded: &LoadedChart,
+    parent: Option<ChartId>,
+    name: String,
+    dependency: Option<&chart::DependencySpec>,
+    enabled: bool,
+    disabled_by: Option<String>,
+    values: &serde_json::Value,
+    condition_prefix: &str,
+    charts: &mut Vec<Chart>,
+) -> ChartId {
+    let id = charts.len();
+    let (manifest_prefix, display) = match parent {
+        Some(p) => (
+            format!("{}/charts/{name}", charts[p].manifest_prefix),
+            format!("{}/{name}", charts[p].display),
+        ),
+        None => (name.clone(), name.clone()),
+    };
+    let file = loaded.meta.file;
+    let depends_on_subcharts = loaded
+        .meta
+        .annotation(DEPENDS_ON_SUBCHARTS)
+        .map(|(_, v)| Spanned {
+            value: annotations::parse_name_list(&annotations::AnnotationValue::from_node(v)),
+            loc: Loc { file, span: v.span },
+        });
+    let dependency_depends_on = loaded
+        .meta
+        .dependencies
+        .iter()
+        .filter_map(|d| {
+            let node = d.depends_on.as_ref().filter(|n| !n.is_null())?;
+            Some((
+                d.effective_name().to_owned(),
+                Spanned {
+                    value: annotations::parse_yaml_name_list(node),
+                    loc: Loc {
+                        file,
+                        span: node.span,
+                    },
+                },
+            ))
+        })
+        .collect();
+    charts.push(Chart {
+        name: name.clone(),
+        parent,
+        children: Vec::new(),
+        manifest_prefix,
+        display,
+        declared: parent.is_none() || dependency.is_some(),
+        enabled,
+        disabled_by,
+        info: Some(ChartInfo {
+            meta: loaded.meta.clone(),
+            dependency: dependency.cloned(),
+            files: loaded.files.clone(),
+            display_root: loaded.display_root.clone(),
+            depends_on_subcharts,
+            dependency_depends_on,
+        }),
+    });
+    if !enabled {
+        return id;
+    }
+    for (child_name, sub, dep) in children(loaded) {
+        let (child_enabled, why) = match dep {
+            Some(dep) => {
+                let on = values::dependency_enabled(
+                    dep.condition.as_deref(),
+                    &dep.tags,
+                    values,
+                    condition_prefix,
+                );
+                let why = (!on).then(|| match &dep.condition {
+                    Some(c) => format!("condition `{c}` or tags {:?}", dep.tags),
+                    None => format!("tags {:?}", dep.tags),
+                });
+                (on, why)
+            }
+            None => (true, None),
+        };
+        let prefix = format!("{condition_prefix}{child_name}.");
+        let child = add_chart(
+            sub,
+            Some(id),
+            child_name,
+            dep,
+            child_enabled,
+            why,
+            values,
+            &prefix,
+            charts,
+        );
+        charts[id].children.push(child);
+    }
+    id
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+
+struct ParsedDoc {
+    span: Span,
+    source_path: Option<String>,
+    content: Content,
+}
+
+fn parse_documents(sources: &SourceMap, stream: FileId, limits: Limits) -> Vec<ParsedDoc> {
+    let bytes = &sources.get(stream).bytes;
+    let bom = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
+    };
+    let raw = split_stream(&bytes[bom..]);
+    raw.into_par_iter()
+        .map(|doc| {
+            let range = doc.range.start + bom..doc.range.end + bom;
+            let span = Span::new(range.start, range.end);
+            let content = extract(&bytes[range.clone()], range.start as u32, stream, limits);
+            ParsedDoc {
+                span,
+                source_path: doc.source_path,
+                content,
+            }
+        })
+        .collect()
+}
+
+/// Parses one document and keeps what sequencing needs; the tree is dropped here.
+fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
+    let loc = |span: Span| Loc { file, span };
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = base + e.valid_up_to() as u32;
+            return Content::Invalid {
+                message: "invalid UTF-8".into(),
+                at: loc(Span {
+                    start: at,
+                    end: at + 1,
+                }),
+            };
+        }
+    };
+    let node = match parse::parse_document(text, base, limits) {
+        Ok(Some(node)) => node,
+        Ok(None) => return Content::Empty,
+        Err(e) => {
+            return Content::Invalid {
+                message: e.message,
+                at: loc(Span {
+                    start: e.offset,
+                    end: e.offset,
+                }),
+            };
+        }
+    };
+    if node.is_null() {
+        return Content::Empty;
+    }
+    if node.as_map().is_none() {
+        return Content::NotAnObject {
+            message: format!(
+                "the document is {}, not a Kubernetes object",
+                node.describe()
+            ),
+            at: loc(node.span),
+        };
+    }
+    let field = |key: &str| {
+        node.get(key)
+            .and_then(Node::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let Some(api_version) = field("apiVersion") else {
+        return Content::NotAnObject {
+            message: "the object has no `apiVersion`".into(),
+            at: loc(node.span),
+        };
+    };
+    let Some((kind_key, kind_node)) = node.entry("kind") else {
+        return Content::NotAnObject {
+            message: "the object has no `kind`".into(),
+            at: loc(node.span),
+        };
+    };
+    let Some(kind) = kind_node.as_str().filter(|s| !s.is_empty()) else {
+        return Content::NotAnObject {
+            message: "`kind` is not a string".into(),
+            at: loc(kind_node.span),
+        };
+    };
+    let metadata = node.get("metadata");
+    let Some(name) = metadata
+        .and_then(|m| m.get("name"))
+        .and_then(Node::as_scalar)
+        .filter(|s| !s.is_empty())
+    else {
+        return Content::NotAnObject {
+            message: format!("the {kind} has no `metadata.name`"),
+            at: loc(kind_key.span),
+        };
+    };
+    let namespace = metadata
+        .and_then(|m| m.get("namespace"))
+        .and_then(Node::as_scalar)
+        .filter(|s| !s.is_empty());
+    let annotations = annotations::read_annotations(metadata, file);
+    let seq = Sequencing::from_annotations(&annotations);
+    let hook = read_hook(&annotations);
+    let mut redact = Vec::new();
+    if kind == "Secret" {
+        for key in ["data", "stringData"] {
+            if let Some(v) = node.get(key) {
+                redact.push(v.span);
+            }
+        }
+    }
+    Content::Resource(Box::new(Resource {
+        api_version: api_version.to_owned(),
+        id: ResourceId {
+            group: kinds::api_group(api_version).to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        },
+        annotations,
+        seq,
+        hook,
+        kind_loc: loc(Span {
+            start: kind_key.span.start,
+            end: kind_node.span.end,
+        }),
+        redact,
+    }))
+}
+
+fn read_hook(annotations: &[Annotation]) -> Option<Hook> {
+    let find = |key: &str| annotations.iter().rev().find(|a| a.key == key);
+    let hook = find(HOOK)?;
+    let raw = hook.value.as_str().unwrap_or_default();
+    let mut events = Vec::new();
+    let mut unknown_events = Vec::new();
+    for event in raw.split(',') {
+        let event = event.trim().to_lowercase();
+        if HOOK_EVENTS.contains(&event.as_str()) {
+            events.push(event);
+        } else {
+            unknown_events.push(event);
+        }
+    }
+    let (weight, invalid_weight) = match find(HOOK_WEIGHT) {
+        None => (0, None),
+        Some(a) => match a.value.as_str().and_then(|w| w.parse::<i64>().ok()) {
+            Some(w) => (w, None),
+            None => (
+                0,
+                Some(Spanned {
+                    value: a.value.as_str().unwrap_or_default().to_owned(),
+                    loc: a.value_loc,
+                }),
+            ),
+        },
+    };
+    let delete_policies = find(HOOK_DELETE_POLICY)
+        .and_then(|a| a.value.as_str())
+        .map(|v| v.split(',').map(|p| p.trim().to_lowercase()).collect())
+        .unwrap_or_default();
+    Some(Hook {
+        events,
+        unknown_events,
+        weight,
+        invalid_weight,
+        delete_policies,
+        loc: hook.value_loc,
+    })
+}
+
+/// Splits a `# Source:` path into its chart levels, its placement and the chart-relative path:
+/// `root/charts/sub/templates/x.yaml` → (`[root, sub]`, Template, `templates/x.yaml`).
+fn split_source_path(path: &str) -> (Vec<&str>, Placement, String) {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let Some((&root, mut rest)) = segments.split_first() else {
+        return (Vec::new(), Placement::Template, String::new());
+    };
+    let mut levels = vec![root];
+    while let ["charts", sub, tail @ ..] = rest {
+        if tail.is_empty() {
+            break;
+        }
+        levels.push(sub);
+        rest = tail;
+    }
+    let placement = if rest.first() == Some(&"crds") {
+        Placement::Crd
+    } else {
+        Placement::Template
+    };
+    (levels, placement, rest.join("/"))
+}
+
+fn place_documents(model: &mut Model, parsed: Vec<ParsedDoc>) {
+    if model.charts.is_empty() {
+        let root = parsed
+            .iter()
+            .find_map(|d| {
+                d.source_path
+                    .as_deref()
+                    .and_then(|p| p.split('/').find(|s| !s.is_empty()))
+            })
+            .unwrap_or("chart")
+            .to_owned();
+        model
+            .charts
+            .push(inferred_chart(root.clone(), None, root.clone(), root));
+    }
+    let mut by_prefix: BTreeMap<String, ChartId> = model
+        .charts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.manifest_prefix.clone(), i))
+        .collect();
+    for doc in parsed {
+        let (levels, placement, rel) = doc.source_path.as_deref().map_or(
+            (Vec::new(), Placement::Template, String::new()),
+            split_source_path,
+        );
+        let mut chart = 0;
+        for sub in levels.iter().skip(1) {
+            let prefix = format!("{}/charts/{sub}", model.charts[chart].manifest_prefix);
+            chart = match by_prefix.get(&prefix) {
+                Some(&id) => id,
+                None => {
+                    let id = model.charts.len();
+                    let display = format!("{}/{sub}", model.charts[chart].display);
+                    model.charts.push(inferred_chart(
+                        (*sub).to_owned(),
+                        Some(chart),
+                        prefix.clone(),
+                        display,
+                    ));
+                    model.charts[chart].children.push(id);
+                    by_prefix.insert(prefix, id);
+                    id
+                }
+            };
+        }
+        let template = model.charts[chart]
+            .info
+            .as_ref()
+            .and_then(|i| i.files.get(&rel))
+            .copied();
+        model.documents.push(Document {
+            file: model.stream,
+            span: doc.span,
+            source_path: doc.source_path,
+            chart,
+            placement,
+            template,
+            content: doc.content,
+        });
+    }
+    reorder_preorder(model);
+}
+
+fn inferred_chart(
+    name: String,
+    parent: Option<ChartId>,
+    manifest_prefix: String,
+    display: String,
+) -> Chart {
+    Chart {
+        name,
+        parent,
+        children: Vec::new(),
+        manifest_prefix,
+        display,
+        declared: parent.is_none(),
+        enabled: true,
+        disabled_by: None,
+        info: None,
+    }
+}
+
+/// Renumbers charts so that ids follow the pre-order walk (inferred levels were appended).
+fn reorder_preorder(model: &mut Model) {
+    let mut order = Vec::with_capacity(model.charts.len());
+    let mut stack = vec![0];
+    while let Some(id) = stack.pop() {
+        order.push(id);
+        stack.extend(model.charts[id].children.iter().rev());
+    }
+    if order.iter().enumerate().all(|(i, &id)| i == id) {
+        return;
+    }
+    let mut new_id = vec![0; model.charts.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_id[old] = new;
+    }
+    let mut old: Vec<Option<Chart>> = std::mem::take(&mut model.charts)
+        .into_iter()
+        .map(Some)
+        .collect();
+    for &o in &order {
+        if let Some(mut chart) = old[o].take() {
+            chart.parent = chart.parent.map(|p| new_id[p]);
+            chart.children = chart.children.iter().map(|&c| new_id[c]).collect();
+            model.charts.push(chart);
+        }
+    }
+    for doc in &mut model.documents {
+        doc.chart = new_id[doc.chart];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_paths_map_to_levels() {
+        let (levels, placement, rel) =
+            split_source_path("p/charts/sub/charts/leaf/templates/x.yaml");
+        assert_eq!(
+            (levels, placement, rel.as_str()),
+            (
+                vec!["p", "sub", "leaf"],
+                Placement::Template,
+                "templates/x.yaml"
+            )
+        );
+        let (levels, placement, _) = split_source_path("kps/charts/crds/crds/a.yaml");
+        assert_eq!((levels, placement), (vec!["kps", "crds"], Placement::Crd));
+        let (levels, _, rel) = split_source_path("p/templates/charts/x.yaml");
+        assert_eq!(
+            (levels, rel.as_str()),
+            (vec!["p"], "templates/charts/x.yaml")
+        );
+    }
+}

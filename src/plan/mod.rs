@@ -1,0 +1,637 @@
+//! The install plan (SPEC §2), computed from the model with no I/O.
+//!
+//! Charts are walked pre-order. At each level: subcharts first, in subchart-DAG batches (each
+//! complete, recursively), then the level's resource-group batches (Kahn, batches sorted by
+//! name), then its unsequenced resources. Hooks and `crds/` documents are listed apart.
+//! `plan`, `template`, `lint` and `apply` all read this one result.
+
+pub mod graph;
+pub mod output;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::annotations::{ListError, NameList, Spanned};
+use crate::model::kinds::install_rank;
+use crate::model::{ChartId, Content, DocId, Model, Placement, ResourceId};
+use crate::source::Loc;
+use graph::Deps;
+
+/// One chart level's slice of the plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    pub chart: ChartId,
+    /// Nesting depth (0 for the root).
+    pub depth: usize,
+    /// Declared, enabled subcharts in DAG batches (effective names).
+    pub subchart_batches: Vec<Vec<String>>,
+    /// Rendered subcharts that `Chart.yaml` does not declare; they go after the declared ones.
+    pub undeclared: Vec<String>,
+    pub group_batches: Vec<Vec<String>>,
+    /// The level's unsequenced documents, in install order.
+    pub unsequenced: Vec<DocId>,
+}
+
+/// One apply-and-wait unit: a resource group, or a level's unsequenced batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub chart: ChartId,
+    /// `None` for the unsequenced step.
+    pub group: Option<String>,
+    /// Documents in Helm's kind order, then input order.
+    pub resources: Vec<DocId>,
+    /// Steps that must be ready before this one may start (direct prerequisites only).
+    pub after: Vec<usize>,
+}
+
+/// Why a resource or group ended up unsequenced although it asked for a place.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Demotion {
+    /// The resource's depends-on value could not be read.
+    MalformedDependsOn { doc: DocId },
+    /// The group depends on a group that does not exist at this level (directly, or through
+    /// a group that was demoted itself).
+    MissingGroup {
+        chart: ChartId,
+        group: String,
+        missing: String,
+        loc: Loc,
+    },
+    /// The group has no edges while the level has two or more groups.
+    Isolated { chart: ChartId, group: String },
+}
+
+/// A problem that makes a plan impossible (SPEC §2, "fatal").
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanIssue {
+    /// Groups of one level depend on each other in a circle. `edges[i]` is where
+    /// `path[i]` is declared to depend on `path[i + 1]`.
+    GroupCycle {
+        chart: ChartId,
+        path: Vec<String>,
+        edges: Vec<Loc>,
+    },
+    /// Subcharts of one level depend on each other in a circle.
+    SubchartCycle {
+        chart: ChartId,
+        path: Vec<String>,
+        edges: Vec<Loc>,
+    },
+    /// One resource identity placed in two groups.
+    TwoGroups {
+        chart: ChartId,
+        id: ResourceId,
+        first: Spanned<String>,
+        second: Spanned<String>,
+    },
+    /// A subchart reference that names no enabled dependency.
+    UnknownSubchart {
+        chart: ChartId,
+        reference: String,
+        loc: Loc,
+        disabled: bool,
+    },
+    /// A subchart reference that matches several dependencies.
+    AmbiguousSubchart {
+        chart: ChartId,
+        reference: String,
+        matches: Vec<String>,
+        loc: Loc,
+    },
+    /// A subchart depends-on value that cannot be read.
+    MalformedSubchartList {
+        chart: ChartId,
+        error: ListError,
+        loc: Loc,
+    },
+}
+
+/// The plan could not be made; every reason found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanError {
+    pub issues: Vec<PlanIssue>,
+}
+
+/// The whole release order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Plan {
+    /// Levels in pre-order (only levels that render something).
+    pub levels: Vec<Level>,
+    /// Steps in install order.
+    pub steps: Vec<Step>,
+    /// Documents from `crds/`, applied first.
+    pub crds: Vec<DocId>,
+    /// Hooks by weight then name.
+    pub hooks: Vec<DocId>,
+    /// Non-fatal: what was demoted to an unsequenced batch, and why.
+    pub demotions: Vec<Demotion>,
+}
+
+impl Plan {
+    /// Steps in uninstall order: the exact reverse.
+    pub fn uninstall_steps(&self) -> impl Iterator<Item = &Step> {
+        self.steps.iter().rev()
+    }
+}
+
+/// Computes the plan; fails with every fatal issue found.
+pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    let (plan, issues) = analyze(model);
+    if issues.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanError { issues })
+    }
+}
+
+/// The plan as far as it can be made, and the fatal issues. Lint reads both.
+#[must_use]
+pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
+    let mut planner = Planner {
+        model,
+        plan: Plan::default(),
+        issues: Vec::new(),
+        docs_by_chart: BTreeMap::new(),
+    };
+    for (id, doc) in model.documents.iter().enumerate() {
+        match &doc.content {
+            Content::Resource(r) if r.hook.is_some() => planner.plan.hooks.push(id),
+            _ if doc.placement == Placement::Crd => planner.plan.crds.push(id),
+            _ => planner.docs_by_chart.entry(doc.chart).or_default().push(id),
+        }
+    }
+    let hook_key = |d: &DocId| {
+        let r = model.resource(*d).expect("hooks are resources");
+        (r.hook.as_ref().map_or(0, |h| h.weight), r.id.name.clone())
+    };
+    planner.plan.hooks.sort_by_key(hook_key);
+    if !model.charts.is_empty() {
+        planner.walk(0, 0, &[]);
+    }
+    (planner.plan, planner.issues)
+}
+
+struct Planner<'m> {
+    model: &'m Model,
+    plan: Plan,
+    issues: Vec<PlanIssue>,
+    docs_by_chart: BTreeMap<ChartId, Vec<DocId>>,
+}
+
+/// A group at one level while it is being planned.
+#[derive(Default)]
+struct GroupState {
+    /// Prerequisite groups, first-seen order, unique.
+    deps: Vec<String>,
+    /// Where each prerequisite is declared (first resource that names it).
+    dep_locs: BTreeMap<String, Loc>,
+    members: Vec<DocId>,
+}
+
+impl Planner<'_> {
+    fn has_documents(&self, chart: ChartId) -> bool {
+        self.docs_by_chart
+            .get(&chart)
+            .is_some_and(|d| !d.is_empty())
+            || self.model.charts[chart]
+                .children
+                .iter()
+                .any(|&c| self.model.charts[c].enabled && self.has_documents(c))
+    }
+
+    /// Plans one level and its subtree; returns every step index of the subtree.
+    fn walk(&mut self, chart: ChartId, depth: usize, inherited: &[usize]) -> Vec<usize> {
+        let level_index = self.plan.levels.len();
+        self.plan.levels.push(Level {
+            chart,
+            depth,
+            subchart_batches: Vec::new(),
+            undeclared: Vec::new(),
+            group_batches: Vec::new(),
+            unsequenced: Vec::new(),
+        });
+        let mut subtree = Vec::new();
+
+        // Subcharts.
+        let (batches, undeclared, sub_deps) = self.subchart_batches(chart);
+        let children: BTreeMap<String, ChartId> = self.model.charts[chart]
+            .children
+            .iter()
+            .filter(|&&c| self.model.charts[c].enabled)
+            .map(|&c| (self.model.charts[c].name.clone(), c))
+            .collect();
+        let mut done: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for name in batches.iter().flatten().chain(&undeclared) {
+            let Some(&child) = children.get(name) else {
+                continue;
+            };
+            if !self.has_documents(child) {
+                continue;
+            }
+            let mut before = inherited.to_vec();
+            if undeclared.contains(name) {
+                before.extend(
+                    batches
+                        .iter()
+                        .flatten()
+                        .filter_map(|n| done.get(n))
+                        .flatten(),
+                );
+            } else {
+                for dep in sub_deps.get(name).into_iter().flatten() {
+                    before.extend(done.get(dep).into_iter().flatten());
+                }
+            }
+            dedup(&mut before);
+            let steps = self.walk(child, depth + 1, &before);
+            subtree.extend(&steps);
+            done.insert(name.clone(), steps);
+        }
+        self.plan.levels[level_index].subchart_batches = batches;
+        self.plan.levels[level_index].undeclared = undeclared;
+
+        // This level's own resources.
+        let mut barrier = inherited.to_vec();
+        barrier.extend(&subtree);
+        dedup(&mut barrier);
+        let docs = self.docs_by_chart.get(&chart).cloned().unwrap_or_default();
+        let own = self.plan_groups(chart, level_index, &docs, &barrier);
+        subtree.extend(own);
+        subtree
+    }
+
+    /// Declared subchart batches and undeclared subcharts of a level (validating references).
+    fn subchart_batches(&mut self, chart: ChartId) -> (Vec<Vec<String>>, Vec<String>, Deps) {
+        let model = self.model;
+        let c = &model.charts[chart];
+        let enabled: Vec<&crate::model::Chart> = c
+            .children
+            .iter()
+            .map(|&i| &model.charts[i])
+            .filter(|ch| ch.enabled)
+            .collect();
+        let undeclared: Vec<String> = {
+            let mut u: Vec<String> = enabled
+                .iter()
+                .filter(|ch| !ch.declared)
+                .map(|ch| ch.name.clone())
+                .collect();
+            u.sort();
+            u
+        };
+        let Some(info) = &c.info else {
+            // Only known from `# Source:` paths: no depends-on can be read, name order.
+            let mut names: Vec<String> = enabled.iter().map(|ch| ch.name.clone()).collect();
+            names.sort();
+            return (
+                if names.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![names]
+                },
+                Vec::new(),
+                Deps::new(),
+            );
+        };
+        let deps = self.subchart_deps(chart);
+        if let Some(list) = &info.depends_on_subcharts {
+            self.resolve_refs(chart, list);
+        }
+        match graph::kahn_batches(&deps) {
+            Ok(batches) => (batches, undeclared, deps),
+            Err(cycles) => {
+                for path in cycles {
+                    let edges = path
+                        .windows(2)
+                        .map(|w| {
+                            info.dependency_depends_on
+                                .iter()
+                                .find(|(n, _)| *n == w[0])
+                                .map_or(
+                                    Loc {
+                                        file: info.meta.file,
+                                        span: info.meta.node.span,
+                                    },
+                                    |(_, s)| s.loc,
+                                )
+                        })
+                        .collect();
+                    self.issues
+                        .push(PlanIssue::SubchartCycle { chart, path, edges });
+                }
+                let names: Vec<String> = deps.keys().cloned().collect();
+                (vec![names], undeclared, Deps::new())
+            }
+        }
+    }
+
+    /// Resolved `depends-on` edges between the declared, enabled subcharts of a level.
+    fn subchart_deps(&mut self, chart: ChartId) -> Deps {
+        let model = self.model;
+        let c = &model.charts[chart];
+        let Some(info) = &c.info else {
+            return Deps::new();
+        };
+        let mut deps: Deps = c
+            .children
+            .iter()
+            .map(|&i| &model.charts[i])
+            .filter(|ch| ch.enabled && ch.declared)
+            .map(|ch| (ch.name.clone(), Vec::new()))
+            .collect();
+        let mut issues = Vec::new();
+        for (name, list) in &info.dependency_depends_on {
+            if !deps.contains_key(name) {
+                continue;
+            }
+            for target in self.resolve_list(chart, list, &mut issues) {
+                deps.get_mut(name).expect("checked above").push(target);
+            }
+        }
+        self.issues.extend(issues);
+        deps
+    }
+
+    fn resolve_refs(&mut self, chart: ChartId, list: &Spanned<NameList>) {
+        let mut issues = Vec::new();
+        self.resolve_list(chart, list, &mut issues);
+        self.issues.extend(issues);
+    }
+
+    /// Resolves names or aliases to effective subchart names.
+    fn resolve_list(
+        &self,
+        chart: ChartId,
+        list: &Spanned<NameList>,
+        issues: &mut Vec<PlanIssue>,
+    ) -> Vec<String> {
+        let model = self.model;
+        let names = match &list.value {
+            Ok(names) => names,
+            Err(error) => {
+                issues.push(PlanIssue::MalformedSubchartList {
+                    chart,
+                    error: error.clone(),
+                    loc: list.loc,
+                });
+                return Vec::new();
+            }
+        };
+        let declared: Vec<&crate::model::Chart> = model.charts[chart]
+            .children
+            .iter()
+            .map(|&i| &model.charts[i])
+            .filter(|ch| ch.declared)
+            .collect();
+        let mut out = Vec::new();
+        for reference in names {
+            let matches: BTreeSet<&str> = declared
+                .iter()
+                .filter(|ch| {
+                    ch.name == *reference
+                        || ch
+                            .info
+                            .as_ref()
+                            .and_then(|i| i.dependency.as_ref())
+                            .is_some_and(|d| d.name == *reference)
+                })
+                .map(|ch| ch.name.as_str())
+                .collect();
+            match matches.len() {
+                0 => issues.push(PlanIssue::UnknownSubchart {
+                    chart,
+                    reference: reference.clone(),
+                    loc: list.loc,
+                    disabled: false,
+                }),
+                1 => {
+                    let target = *matches.iter().next().expect("one match");
+                    let enabled = declared.iter().any(|ch| ch.name == target && ch.enabled);
+                    if enabled {
+                        out.push(target.to_owned());
+                    } else {
+                        issues.push(PlanIssue::UnknownSubchart {
+                            chart,
+                            reference: reference.clone(),
+                            loc: list.loc,
+                            disabled: true,
+                        });
+                    }
+                }
+                _ => issues.push(PlanIssue::AmbiguousSubchart {
+                    chart,
+                    reference: reference.clone(),
+                    matches: matches.iter().map(|s| (*s).to_owned()).collect(),
+                    loc: list.loc,
+                }),
+            }
+        }
+        out
+    }
+
+    /// Groups, batches and the unsequenced step of one level; returns the new step indices.
+    fn plan_groups(
+        &mut self,
+        chart: ChartId,
+        level_index: usize,
+        docs: &[DocId],
+        barrier: &[usize],
+    ) -> Vec<usize> {
+        let model = self.model;
+        let mut never_grouped: Vec<DocId> = Vec::new();
+        let mut groups: BTreeMap<String, GroupState> = BTreeMap::new();
+        let mut assigned: BTreeMap<&ResourceId, Spanned<String>> = BTreeMap::new();
+        for &doc in docs {
+            let Some(resource) = model.resource(doc) else {
+                never_grouped.push(doc);
+                continue;
+            };
+            let Some(group) = &resource.seq.group else {
+                never_grouped.push(doc);
+                continue;
+            };
+            match assigned.get(&resource.id) {
+                Some(first) if first.value != group.value => {
+                    self.issues.push(PlanIssue::TwoGroups {
+                        chart,
+                        id: resource.id.clone(),
+                        first: first.clone(),
+                        second: group.clone(),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    assigned.insert(&resource.id, group.clone());
+                }
+            }
+            let deps = match &resource.seq.depends_on {
+                None => Vec::new(),
+                Some(Spanned {
+                    value: Ok(names),
+                    loc,
+                }) => names.iter().map(|n| (n.clone(), *loc)).collect(),
+                Some(Spanned { value: Err(_), .. }) => {
+                    self.plan
+                        .demotions
+                        .push(Demotion::MalformedDependsOn { doc });
+                    never_grouped.push(doc);
+                    continue;
+                }
+            };
+            let state = groups.entry(group.value.clone()).or_default();
+            state.members.push(doc);
+            for (dep, loc) in deps {
+                if !state.deps.contains(&dep) {
+                    state.deps.push(dep.clone());
+                    state.dep_locs.insert(dep, loc);
+                }
+            }
+        }
+
+        // Demote groups that depend on a missing group, to a fixed point.
+        let mut demoted: BTreeMap<String, GroupState> = BTreeMap::new();
+        loop {
+            let missing: Vec<(String, String, Loc)> = groups
+                .iter()
+                .filter_map(|(name, g)| {
+                    let m = g.deps.iter().find(|d| !groups.contains_key(*d))?;
+                    Some((name.clone(), m.clone(), g.dep_locs[m]))
+                })
+                .collect();
+            if missing.is_empty() {
+                break;
+            }
+            for (name, dep, loc) in missing {
+                self.plan.demotions.push(Demotion::MissingGroup {
+                    chart,
+                    group: name.clone(),
+                    missing: dep,
+                    loc,
+                });
+                let state = groups.remove(&name).expect("listed above");
+                demoted.insert(name, state);
+            }
+        }
+        // Isolated groups, only when the level has two or more.
+        if groups.len() >= 2 {
+            let depended: BTreeSet<String> = groups
+                .values()
+                .flat_map(|g| g.deps.iter().cloned())
+                .collect();
+            let isolated: Vec<String> = groups
+                .iter()
+                .filter(|(n, g)| g.deps.is_empty() && !depended.contains(*n))
+                .map(|(n, _)| n.clone())
+                .collect();
+            for name in isolated {
+                self.plan.demotions.push(Demotion::Isolated {
+                    chart,
+                    group: name.clone(),
+                });
+                let state = groups.remove(&name).expect("listed above");
+                demoted.insert(name, state);
+            }
+        }
+
+        let deps: Deps = groups
+            .iter()
+            .map(|(n, g)| (n.clone(), g.deps.clone()))
+            .collect();
+        let batches = match graph::kahn_batches(&deps) {
+            Ok(batches) => batches,
+            Err(cycles) => {
+                for path in cycles {
+                    let edges = path
+                        .windows(2)
+                        .map(|w| groups[&w[0]].dep_locs[&w[1]])
+                        .collect();
+                    self.issues
+                        .push(PlanIssue::GroupCycle { chart, path, edges });
+                }
+                Vec::new()
+            }
+        };
+
+        let mut new_steps = Vec::new();
+        let mut step_of: BTreeMap<String, usize> = BTreeMap::new();
+        let mut has_dependents: BTreeSet<String> = BTreeSet::new();
+        for batch in &batches {
+            for name in batch {
+                let state = &groups[name];
+                let mut after: Vec<usize> = state
+                    .deps
+                    .iter()
+                    .filter_map(|d| step_of.get(d).copied())
+                    .collect();
+                if state.deps.is_empty() {
+                    after.extend(barrier);
+                }
+                has_dependents.extend(state.deps.iter().cloned());
+                let index = self.push_step(chart, Some(name.clone()), state.members.clone(), after);
+                step_of.insert(name.clone(), index);
+                new_steps.push(index);
+            }
+        }
+
+        let mut unsequenced = sorted_by_kind(model, never_grouped);
+        for state in demoted.values() {
+            unsequenced.extend(sorted_by_kind(model, state.members.clone()));
+        }
+        if !unsequenced.is_empty() {
+            let mut after: Vec<usize> = step_of
+                .iter()
+                .filter(|(n, _)| !has_dependents.contains(*n))
+                .map(|(_, &s)| s)
+                .collect();
+            if after.is_empty() {
+                after.extend(barrier);
+            }
+            let index = self.push_step(chart, None, unsequenced.clone(), after);
+            new_steps.push(index);
+        }
+        let level = &mut self.plan.levels[level_index];
+        level.group_batches = batches;
+        level.unsequenced = unsequenced;
+        new_steps
+    }
+
+    fn push_step(
+        &mut self,
+        chart: ChartId,
+        group: Option<String>,
+        resources: Vec<DocId>,
+        mut after: Vec<usize>,
+    ) -> usize {
+        let resources = if group.is_some() {
+            sorted_by_kind(self.model, resources)
+        } else {
+            resources
+        };
+        dedup(&mut after);
+        self.plan.steps.push(Step {
+            chart,
+            group,
+            resources,
+            after,
+        });
+        self.plan.steps.len() - 1
+    }
+}
+
+/// Helm's kind order, then input order (stable).
+fn sorted_by_kind(model: &Model, mut docs: Vec<DocId>) -> Vec<DocId> {
+    docs.sort_by(|a, b| {
+        // Documents that are not objects (empty, invalid) go last, in input order.
+        let kind = |d: &DocId| {
+            model
+                .resource(*d)
+                .map_or((usize::MAX, ""), |r| install_rank(&r.id.kind))
+        };
+        kind(a).cmp(&kind(b)).then(a.cmp(b))
+    });
+    docs
+}
+
+fn dedup(v: &mut Vec<usize>) {
+    v.sort_unstable();
+    v.dedup();
+}

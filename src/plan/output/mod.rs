@@ -1,0 +1,192 @@
+//! Renderings of a plan: text (like `helm dag`, with the CRD and hook phases), JSON, DOT,
+//! Mermaid, and the ordered manifest stream of `chartseq template`.
+
+mod dot;
+mod json;
+mod mermaid;
+mod template;
+mod text;
+
+use std::io::{self, Write};
+
+pub use template::{TemplateOptions, write_template};
+
+use crate::model::{Content, DocId, Model};
+use crate::plan::{Plan, PlanError, PlanIssue};
+use crate::source::Loc;
+
+/// A plan output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanFormat {
+    Text,
+    Json,
+    Dot,
+    Mermaid,
+}
+
+/// Writes the plan (install order, or uninstall order when `uninstall`).
+pub fn write_plan(
+    out: &mut dyn Write,
+    model: &Model,
+    plan: &Plan,
+    format: PlanFormat,
+    uninstall: bool,
+) -> io::Result<()> {
+    match format {
+        PlanFormat::Text => text::write(out, model, plan, uninstall),
+        PlanFormat::Json => json::write(out, model, plan, uninstall),
+        PlanFormat::Dot => dot::write(out, model, plan, uninstall),
+        PlanFormat::Mermaid => mermaid::write(out, model, plan, uninstall),
+    }
+}
+
+/// `Kind/name` of a document, or its source path when it is not an object.
+#[must_use]
+pub fn label(model: &Model, doc: DocId) -> String {
+    match &model.documents[doc].content {
+        Content::Resource(r) => format!("{}/{}", r.id.kind, r.id.name),
+        _ => format!(
+            "<document {}>",
+            model.documents[doc]
+                .source_path
+                .as_deref()
+                .unwrap_or("without # Source")
+        ),
+    }
+}
+
+/// `file:line:col` of a location.
+#[must_use]
+pub fn position(model: &Model, loc: Loc) -> String {
+    let file = model.sources.get(loc.file);
+    let pos = file.line_col(loc.span.start);
+    format!("{}:{}:{}", file.name, pos.line, pos.column)
+}
+
+/// The template path of the document containing `loc`, when known.
+fn source_of(model: &Model, loc: Loc) -> Option<&str> {
+    model
+        .documents
+        .iter()
+        .find(|d| {
+            d.file == loc.file && d.span.start <= loc.span.start && loc.span.start <= d.span.end
+        })
+        .and_then(|d| d.source_path.as_deref())
+}
+
+/// Explains why there is no plan, one issue per paragraph.
+pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -> io::Result<()> {
+    for issue in &error.issues {
+        let chart = |id: usize| model.charts[id].display.as_str();
+        let at = |loc: Loc| match source_of(model, loc) {
+            Some(src) => format!("{} (from {src})", position(model, loc)),
+            None => position(model, loc),
+        };
+        match issue {
+            PlanIssue::GroupCycle {
+                chart: c,
+                path,
+                edges,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS001]: resource groups of chart {} form a cycle: {}",
+                    chart(*c),
+                    path.join(" -> ")
+                )?;
+                for (pair, loc) in path.windows(2).zip(edges) {
+                    writeln!(
+                        out,
+                        "  --> {}: {} depends on {}",
+                        at(*loc),
+                        pair[0],
+                        pair[1]
+                    )?;
+                }
+            }
+            PlanIssue::SubchartCycle {
+                chart: c,
+                path,
+                edges,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS002]: subcharts of chart {} form a cycle: {}",
+                    chart(*c),
+                    path.join(" -> ")
+                )?;
+                for (pair, loc) in path.windows(2).zip(edges) {
+                    writeln!(
+                        out,
+                        "  --> {}: {} depends on {}",
+                        at(*loc),
+                        pair[0],
+                        pair[1]
+                    )?;
+                }
+            }
+            PlanIssue::TwoGroups {
+                chart: c,
+                id,
+                first,
+                second,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS004]: {id} in chart {} is in two resource groups: {} and {}",
+                    chart(*c),
+                    first.value,
+                    second.value
+                )?;
+                writeln!(out, "  --> {}: group {}", at(first.loc), first.value)?;
+                writeln!(out, "  --> {}: group {}", at(second.loc), second.value)?;
+            }
+            PlanIssue::UnknownSubchart {
+                chart: c,
+                reference,
+                loc,
+                disabled,
+            } => {
+                let why = if *disabled {
+                    "is disabled"
+                } else {
+                    "is not a dependency"
+                };
+                writeln!(
+                    out,
+                    "error[CS102]: subchart reference `{reference}` in chart {} {why}",
+                    chart(*c)
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
+            PlanIssue::AmbiguousSubchart {
+                chart: c,
+                reference,
+                matches,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS103]: subchart reference `{reference}` in chart {} matches {}; use the alias",
+                    chart(*c),
+                    matches.join(", ")
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
+            PlanIssue::MalformedSubchartList {
+                chart: c,
+                error,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS201]: subchart depends-on in chart {}: {}",
+                    chart(*c),
+                    error.describe()
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
+        }
+    }
+    Ok(())
+}

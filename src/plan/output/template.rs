@@ -1,0 +1,130 @@
+//! `chartseq template`: the documents in plan order with Helm's resource-group markers.
+//!
+//! Documents are written byte for byte as they were read, with Helm's spacing between them
+//! (`---`, the document, a blank line); groups are framed by
+//! `## START resource-group: <path> <group>` / `## END …`. Like Helm, the annotation
+//! `helm.sh/depends-on/resource-groups` is removed (its key is not a valid Kubernetes
+//! annotation key) unless asked to keep it.
+
+use std::io::{self, Write};
+
+use crate::model::annotations::DEPENDS_ON_GROUPS;
+use crate::model::{Content, DocId, Model};
+use crate::plan::Plan;
+
+/// What `chartseq template` prints besides the plan.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TemplateOptions {
+    /// Print documents from `crds/` first (`--include-crds`).
+    pub include_crds: bool,
+    /// Keep `helm.sh/depends-on/resource-groups` in the output.
+    pub keep_sequencing_annotations: bool,
+}
+
+pub fn write_template(
+    out: &mut dyn Write,
+    model: &Model,
+    plan: &Plan,
+    options: TemplateOptions,
+) -> io::Result<()> {
+    let mut buf: Vec<u8> = Vec::new();
+    if options.include_crds {
+        for &doc in &plan.crds {
+            write_doc(&mut buf, model, doc, options);
+        }
+    }
+    for step in &plan.steps {
+        let chart = &model.charts[step.chart].display;
+        if let Some(group) = &step.group {
+            buf.extend_from_slice(format!("## START resource-group: {chart} {group}\n").as_bytes());
+        }
+        for &doc in &step.resources {
+            write_doc(&mut buf, model, doc, options);
+        }
+        if let Some(group) = &step.group {
+            buf.extend_from_slice(format!("## END resource-group: {chart} {group}\n").as_bytes());
+        }
+    }
+    let mut hooks = plan.hooks.clone();
+    hooks.sort_unstable();
+    for doc in hooks {
+        write_doc(&mut buf, model, doc, options);
+    }
+    while buf.last() == Some(&b'\n') {
+        buf.pop();
+    }
+    if !buf.is_empty() {
+        buf.push(b'\n');
+    }
+    out.write_all(&buf)
+}
+
+fn write_doc(buf: &mut Vec<u8>, model: &Model, doc: DocId, options: TemplateOptions) {
+    let d = &model.documents[doc];
+    let bytes = &model.sources.get(d.file).bytes;
+    let range = d.span.range();
+    buf.extend_from_slice(b"---\n");
+    let mut cursor = range.start;
+    if !options.keep_sequencing_annotations {
+        if let Content::Resource(r) = &d.content {
+            for a in r.annotations.iter().filter(|a| a.key == DEPENDS_ON_GROUPS) {
+                if let Some(cut) = removable_lines(
+                    bytes,
+                    a.key_loc.span.start as usize,
+                    a.value_loc.span.end as usize,
+                    range.end,
+                ) {
+                    buf.extend_from_slice(&bytes[cursor..cut.start]);
+                    cursor = cut.end;
+                }
+            }
+        }
+    }
+    buf.extend_from_slice(&bytes[cursor..range.end]);
+    buf.extend_from_slice(b"\n\n");
+}
+
+/// The whole lines holding an annotation from its key to the end of its value, when the
+/// entry stands on lines of its own (block style); `None` keeps it (flow style).
+fn removable_lines(
+    bytes: &[u8],
+    key_start: usize,
+    value_end: usize,
+    doc_end: usize,
+) -> Option<std::ops::Range<usize>> {
+    let line_start = bytes[..key_start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    if !bytes[line_start..key_start].iter().all(|&b| b == b' ') {
+        return None;
+    }
+    let value_end = value_end.min(doc_end);
+    let line_end = bytes[value_end..doc_end]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(doc_end, |p| value_end + p);
+    let rest = bytes[value_end..line_end].trim_ascii();
+    if !(rest.is_empty() || rest.starts_with(b"#")) {
+        return None;
+    }
+    Some(line_start..(line_end + 1).min(doc_end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::removable_lines;
+
+    #[test]
+    fn removes_block_entries_keeps_flow_entries() {
+        let text = b"  annotations:\n    a: b\n    helm.sh/depends-on/resource-groups: '[\"x\"]'\n    c: d\n";
+        let key = text.windows(7).position(|w| w == b"helm.sh").expect("key");
+        let end = key + "helm.sh/depends-on/resource-groups: '[\"x\"]'".len();
+        let cut = removable_lines(text, key, end, text.len()).expect("block");
+        let mut kept = text[..cut.start].to_vec();
+        kept.extend_from_slice(&text[cut.end..]);
+        assert_eq!(kept, b"  annotations:\n    a: b\n    c: d\n");
+        let flow = b"annotations: {helm.sh/depends-on/resource-groups: '[]'}";
+        assert_eq!(removable_lines(flow, 14, flow.len() - 1, flow.len()), None);
+    }
+}

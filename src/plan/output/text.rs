@@ -1,0 +1,141 @@
+//! The readable plan: `helm dag`'s chart section, framed by the CRD and hook phases.
+
+use std::io::{self, Write};
+
+use super::label;
+use crate::model::Model;
+use crate::plan::{Level, Plan};
+
+pub(super) fn write(
+    out: &mut dyn Write,
+    model: &Model,
+    plan: &Plan,
+    uninstall: bool,
+) -> io::Result<()> {
+    if uninstall {
+        return write_uninstall(out, model, plan);
+    }
+    write_list(
+        out,
+        "CRDs (applied first)",
+        plan.crds.iter().map(|&d| label(model, d)),
+    )?;
+    write_hooks(out, model, plan, "pre-install")?;
+    if let Some(root) = plan.levels.first() {
+        write_level(out, model, plan, root, 0)?;
+    }
+    write_hooks(out, model, plan, "post-install")
+}
+
+fn write_list(
+    out: &mut dyn Write,
+    title: &str,
+    items: impl Iterator<Item = String>,
+) -> io::Result<()> {
+    let items: Vec<String> = items.collect();
+    if items.is_empty() {
+        writeln!(out, "{title}: (none)")
+    } else {
+        writeln!(out, "{title}: {}", items.join(", "))
+    }
+}
+
+fn write_hooks(out: &mut dyn Write, model: &Model, plan: &Plan, event: &str) -> io::Result<()> {
+    let hooks: Vec<String> = plan
+        .hooks
+        .iter()
+        .filter_map(|&d| {
+            let hook = model.resource(d)?.hook.as_ref()?;
+            hook.events
+                .iter()
+                .any(|e| e == event)
+                .then(|| format!("{} (weight {})", label(model, d), hook.weight))
+        })
+        .collect();
+    write_list(out, &format!("{event} hooks"), hooks.into_iter())
+}
+
+/// One level in `helm dag`'s layout (same lines, same indentation).
+fn write_level(
+    out: &mut dyn Write,
+    model: &Model,
+    plan: &Plan,
+    level: &Level,
+    depth: usize,
+) -> io::Result<()> {
+    let indent = "  ".repeat(depth);
+    let chart = &model.charts[level.chart];
+    writeln!(out, "{indent}Chart: {}", chart.manifest_prefix)?;
+    if level.subchart_batches.is_empty() {
+        writeln!(out, "{indent}  Subchart batches: (none)")?;
+    } else {
+        writeln!(out, "{indent}  Subchart batches:")?;
+        for (i, batch) in level.subchart_batches.iter().enumerate() {
+            writeln!(out, "{indent}    Batch {}: {}", i + 1, batch.join(", "))?;
+        }
+    }
+    if level.group_batches.is_empty() {
+        writeln!(out, "{indent}  Resource-group batches: (none)")?;
+    } else {
+        writeln!(out, "{indent}  Resource-group batches:")?;
+        for (i, batch) in level.group_batches.iter().enumerate() {
+            writeln!(out, "{indent}    Batch {}: {}", i + 1, batch.join(", "))?;
+        }
+    }
+    if !level.unsequenced.is_empty() {
+        let mut labels: Vec<String> = level.unsequenced.iter().map(|&d| label(model, d)).collect();
+        labels.sort();
+        writeln!(
+            out,
+            "{indent}  Unsequenced (deployed last): {}",
+            labels.join(", ")
+        )?;
+    }
+    let child_level = |name: &str| {
+        let prefix = format!("{}/charts/{name}", chart.manifest_prefix);
+        plan.levels
+            .iter()
+            .find(|l| model.charts[l.chart].manifest_prefix == prefix)
+    };
+    for name in level.subchart_batches.iter().flatten() {
+        if let Some(child) = child_level(name) {
+            write_level(out, model, plan, child, depth + 1)?;
+        }
+    }
+    for name in &level.undeclared {
+        writeln!(
+            out,
+            "{indent}    Undeclared subchart {name:?} (deployed unsequenced):"
+        )?;
+        if let Some(child) = child_level(name) {
+            write_level(out, model, plan, child, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_uninstall(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Result<()> {
+    write_hooks(out, model, plan, "pre-delete")?;
+    writeln!(out, "Uninstall order (exact reverse of install):")?;
+    for (i, step) in plan.uninstall_steps().enumerate() {
+        let chart = &model.charts[step.chart].display;
+        let what = step
+            .group
+            .as_deref()
+            .map_or_else(|| "unsequenced".to_owned(), |g| format!("group {g}"));
+        let mut resources: Vec<String> = step
+            .resources
+            .iter()
+            .rev()
+            .map(|&d| label(model, d))
+            .collect();
+        resources.dedup();
+        writeln!(out, "  {}. {chart} {what}: {}", i + 1, resources.join(", "))?;
+    }
+    write_hooks(out, model, plan, "post-delete")?;
+    write_list(
+        out,
+        "CRDs (kept, as Helm does)",
+        plan.crds.iter().map(|&d| label(model, d)),
+    )
+}

@@ -1,0 +1,468 @@
+//! Charts on disk: directories and `.tgz` archives, with their subcharts in `charts/`.
+//!
+//! Only what sequencing needs is read: `Chart.yaml`, `values.yaml`, `templates/**`, `crds/**`
+//! and `charts/*` (directories and archives, recursively). Every file is registered in the
+//! [`SourceMap`] so that diagnostics can point into templates and `Chart.yaml`.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::parse::{Limits, Node, parse_document};
+use crate::source::{FileId, Origin, SourceMap, display_path};
+
+/// Caps on chart input (archives in particular).
+#[derive(Clone, Copy, Debug)]
+pub struct ChartLimits {
+    /// Bytes an archive may expand to, all members together.
+    pub max_archive_bytes: u64,
+    /// Files one chart tree may hold.
+    pub max_files: usize,
+    /// Nesting of subcharts.
+    pub max_depth: usize,
+}
+
+impl Default for ChartLimits {
+    fn default() -> Self {
+        Self {
+            max_archive_bytes: 256 * 1024 * 1024,
+            max_files: 100_000,
+            max_depth: 32,
+        }
+    }
+}
+
+/// A `dependencies[]` entry of `Chart.yaml`.
+#[derive(Clone, Debug)]
+pub struct DependencySpec {
+    pub name: String,
+    pub version: Option<String>,
+    pub alias: Option<String>,
+    pub condition: Option<String>,
+    pub tags: Vec<String>,
+    /// The `depends-on` value as written (a list of names or aliases when well formed).
+    pub depends_on: Option<Node>,
+    /// The whole entry, for locations.
+    pub node: Node,
+}
+
+impl DependencySpec {
+    /// The name the subchart goes by: its alias when set.
+    #[must_use]
+    pub fn effective_name(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// `Chart.yaml`, parsed.
+#[derive(Clone, Debug)]
+pub struct ChartMeta {
+    pub file: FileId,
+    pub node: Node,
+    pub api_version: Option<String>,
+    pub name: String,
+    pub version: Option<String>,
+    pub dependencies: Vec<DependencySpec>,
+}
+
+impl ChartMeta {
+    /// The `annotations` entry with this key: (key node, value node).
+    #[must_use]
+    pub fn annotation(&self, key: &str) -> Option<(&Node, &Node)> {
+        self.node.get("annotations")?.entry(key)
+    }
+}
+
+/// A chart read from disk or from an archive, before values decide what is enabled.
+#[derive(Debug)]
+pub struct LoadedChart {
+    /// Name of its directory or archive under the parent's `charts/` (the root's own name
+    /// for the root).
+    pub dir_name: String,
+    /// Display path of the chart root (`mychart`, `mychart/charts/db-1.0.tgz:db`).
+    pub display_root: String,
+    pub meta: ChartMeta,
+    /// `values.yaml` as JSON (an empty object when absent).
+    pub values: serde_json::Value,
+    /// `templates/…` and `crds/…` files by path relative to the chart root.
+    pub files: BTreeMap<String, FileId>,
+    pub subcharts: Vec<LoadedChart>,
+}
+
+/// Files of one chart: relative path → bytes, plus how to display them.
+struct ChartFiles {
+    display_root: String,
+    origin: Origin,
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+/// Loads a chart directory or a `.tgz` archive.
+pub fn load(path: &Path, sources: &mut SourceMap, limits: ChartLimits) -> Result<LoadedChart> {
+    let files = if path.is_dir() {
+        read_dir_chart(path, limits)?
+    } else {
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::io(
+                format!("cannot read chart archive {}", display_path(path)),
+                &e,
+            )
+        })?;
+        read_archive(&display_path(path), &bytes, limits)?
+    };
+    let dir_name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    build(dir_name, files, sources, limits, 0)
+}
+
+fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
+    let canonical_root = root.canonicalize().map_err(|e| {
+        Error::io(
+            format!("cannot read chart directory {}", display_path(root)),
+            &e,
+        )
+    })?;
+    let mut files = BTreeMap::new();
+    let mut pending: Vec<PathBuf> = vec![PathBuf::new()];
+    while let Some(rel_dir) = pending.pop() {
+        let dir = root.join(&rel_dir);
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io(format!("cannot read directory {}", display_path(&dir)), &e))?;
+        let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let rel = rel_dir.join(entry.file_name());
+            let rel_text = rel.to_string_lossy().replace('\\', "/");
+            let full = entry.path();
+            let resolved = full
+                .canonicalize()
+                .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+            if !resolved.starts_with(&canonical_root) {
+                return Err(Error::new(format!(
+                    "{}: symbolic link points outside the chart ({})",
+                    display_path(&full),
+                    resolved.display()
+                )));
+            }
+            if resolved.is_dir() {
+                if wanted(&rel_text, true) {
+                    pending.push(rel);
+                }
+            } else if wanted(&rel_text, false) {
+                if files.len() >= limits.max_files {
+                    return Err(Error::new(format!(
+                        "{}: more than {} files",
+                        display_path(root),
+                        limits.max_files
+                    )));
+                }
+                let bytes = std::fs::read(&full)
+                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+                files.insert(rel_text, bytes);
+            }
+        }
+    }
+    Ok(ChartFiles {
+        display_root: display_path(root),
+        origin: Origin::Disk,
+        files,
+    })
+}
+
+/// Whether a chart-relative path matters for sequencing.
+fn wanted(rel: &str, is_dir: bool) -> bool {
+    let segments: Vec<&str> = rel.split('/').collect();
+    let mut rest = segments.as_slice();
+    loop {
+        match rest {
+            ["charts"] => return is_dir,
+            ["charts", archive] if !is_dir => {
+                return archive.ends_with(".tgz") || archive.ends_with(".tar.gz");
+            }
+            ["charts", _sub] => return is_dir,
+            ["charts", _sub, tail @ ..] => rest = tail,
+            ["Chart.yaml" | "values.yaml"] => return !is_dir,
+            ["templates" | "crds", ..] => return true,
+            _ => return false,
+        }
+    }
+}
+
+fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<ChartFiles> {
+    let decoder = flate2::read::GzDecoder::new(bytes);
+    let mut archive = tar::Archive::new(decoder.take(limits.max_archive_bytes + 1));
+    let mut files = BTreeMap::new();
+    let mut top: Option<String> = None;
+    let mut total = 0u64;
+    let entries = archive
+        .entries()
+        .map_err(|e| Error::new(format!("{display}: not a gzipped tar archive: {e}")))?;
+    for entry in entries {
+        let mut entry =
+            entry.map_err(|e| Error::new(format!("{display}: corrupt archive: {e}")))?;
+        let kind = entry.header().entry_type();
+        if kind.is_dir()
+            || kind.is_pax_global_extensions()
+            || kind.is_pax_local_extensions()
+            || kind.is_gnu_longname()
+        {
+            continue;
+        }
+        let raw_path = entry.path_bytes().into_owned();
+        let path = String::from_utf8_lossy(&raw_path).replace('\\', "/");
+        if path.starts_with('/') || path.split('/').any(|s| s == "..") {
+            return Err(Error::new(format!(
+                "{display}: archive member `{path}` escapes the chart (absolute path or `..`)"
+            )));
+        }
+        if !(kind.is_file() || kind == tar::EntryType::Continuous) {
+            if kind.is_symlink() || kind.is_hard_link() {
+                return Err(Error::new(format!(
+                    "{display}: archive member `{path}` is a link; charts may not contain links"
+                )));
+            }
+            continue;
+        }
+        let Some((first, rel)) = path.trim_start_matches("./").split_once('/') else {
+            continue;
+        };
+        match &top {
+            None => top = Some(first.to_owned()),
+            Some(t) if t != first => {
+                return Err(Error::new(format!(
+                    "{display}: archive holds more than one chart (`{t}/` and `{first}/`)"
+                )));
+            }
+            Some(_) => {}
+        }
+        if !wanted(rel, false) {
+            continue;
+        }
+        if files.len() >= limits.max_files {
+            return Err(Error::new(format!(
+                "{display}: more than {} files",
+                limits.max_files
+            )));
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| {
+            Error::new(format!(
+                "{display}: cannot read archive member `{path}`: {e}"
+            ))
+        })?;
+        total += data.len() as u64;
+        if total > limits.max_archive_bytes {
+            return Err(Error::new(format!(
+                "{display}: archive expands beyond {} bytes (a decompression bomb?); raise --max-archive-bytes if it is genuine",
+                limits.max_archive_bytes
+            )));
+        }
+        files.insert(rel.to_owned(), data);
+    }
+    let Some(top) = top else {
+        return Err(Error::new(format!("{display}: archive holds no chart")));
+    };
+    Ok(ChartFiles {
+        display_root: format!("{display}:{top}"),
+        origin: Origin::Archive,
+        files,
+    })
+}
+
+fn build(
+    dir_name: String,
+    mut chart: ChartFiles,
+    sources: &mut SourceMap,
+    limits: ChartLimits,
+    depth: usize,
+) -> Result<LoadedChart> {
+    if depth > limits.max_depth {
+        return Err(Error::new(format!(
+            "{}: subcharts nested deeper than {} levels",
+            chart.display_root, limits.max_depth
+        )));
+    }
+    let root = chart.display_root.clone();
+    let join = |rel: &str| format!("{root}/{rel}");
+
+    let Some(chart_yaml) = chart.files.remove("Chart.yaml") else {
+        return Err(Error::new(format!("{root}: no Chart.yaml (not a chart)")));
+    };
+    let chart_yaml_name = join("Chart.yaml");
+    let file = sources.add(chart_yaml_name.clone(), chart.origin.clone(), chart_yaml);
+    let meta = parse_meta(&chart_yaml_name, file, sources)?;
+
+    let values = match chart.files.remove("values.yaml") {
+        Some(bytes) => {
+            let name = join("values.yaml");
+            let id = sources.add(name.clone(), chart.origin.clone(), bytes);
+            yaml_file_to_json(&name, id, sources)?
+        }
+        None => serde_json::Value::Object(serde_json::Map::new()),
+    };
+
+    // Split off subcharts: `charts/<dir>/…` and `charts/<archive>.tgz`.
+    let mut sub_dirs: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
+    let mut sub_archives: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut files = BTreeMap::new();
+    for (rel, bytes) in std::mem::take(&mut chart.files) {
+        if let Some(rest) = rel.strip_prefix("charts/") {
+            match rest.split_once('/') {
+                Some((dir, inner)) => {
+                    sub_dirs
+                        .entry(dir.to_owned())
+                        .or_default()
+                        .insert(inner.to_owned(), bytes);
+                }
+                None => {
+                    sub_archives.insert(rest.to_owned(), bytes);
+                }
+            }
+        } else {
+            let id = sources.add(join(&rel), chart.origin.clone(), bytes);
+            files.insert(rel, id);
+        }
+    }
+
+    let mut subcharts = Vec::new();
+    for (dir, files) in sub_dirs {
+        let files = ChartFiles {
+            display_root: format!("{root}/charts/{dir}"),
+            origin: chart.origin.clone(),
+            files,
+        };
+        subcharts.push(build(dir, files, sources, limits, depth + 1)?);
+    }
+    for (name, bytes) in sub_archives {
+        let files = read_archive(&format!("{root}/charts/{name}"), &bytes, limits)?;
+        subcharts.push(build(name, files, sources, limits, depth + 1)?);
+    }
+
+    Ok(LoadedChart {
+        dir_name,
+        display_root: root,
+        meta,
+        values,
+        files,
+        subcharts,
+    })
+}
+
+/// Parses a whole YAML file registered in `sources` into a tree.
+pub fn parse_yaml_file(name: &str, file: FileId, sources: &SourceMap) -> Result<Option<Node>> {
+    let source = sources.get(file);
+    let text = std::str::from_utf8(&source.bytes).map_err(|e| {
+        let pos = source.line_col(e.valid_up_to() as u32);
+        Error::new(format!(
+            "{name}:{}:{}: not valid UTF-8",
+            pos.line, pos.column
+        ))
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let offset = (source.bytes.len() - text.len()) as u32;
+    parse_document(text, offset, Limits::default()).map_err(|e| {
+        let pos = source.line_col(e.offset);
+        Error::new(format!(
+            "{name}:{}:{}: invalid YAML: {}",
+            pos.line, pos.column, e.message
+        ))
+    })
+}
+
+fn yaml_file_to_json(name: &str, file: FileId, sources: &SourceMap) -> Result<serde_json::Value> {
+    Ok(match parse_yaml_file(name, file, sources)? {
+        None => serde_json::Value::Object(serde_json::Map::new()),
+        Some(node) if node.is_null() => serde_json::Value::Object(serde_json::Map::new()),
+        Some(node) => match node.to_json() {
+            v @ serde_json::Value::Object(_) => v,
+            _ => {
+                return Err(Error::new(format!(
+                    "{name}: values must be a mapping, found {}",
+                    node.describe()
+                )));
+            }
+        },
+    })
+}
+
+fn parse_meta(name: &str, file: FileId, sources: &SourceMap) -> Result<ChartMeta> {
+    let Some(node) = parse_yaml_file(name, file, sources)? else {
+        return Err(Error::new(format!("{name}: empty Chart.yaml")));
+    };
+    if node.as_map().is_none() {
+        return Err(Error::new(format!(
+            "{name}: Chart.yaml must be a mapping, found {}",
+            node.describe()
+        )));
+    }
+    let text = |n: Option<&Node>| n.and_then(Node::as_scalar).map(str::to_owned);
+    let Some(chart_name) = text(node.get("name")).filter(|n| !n.is_empty()) else {
+        return Err(Error::new(format!("{name}: Chart.yaml has no `name`")));
+    };
+    let mut dependencies = Vec::new();
+    if let Some(deps) = node.get("dependencies").filter(|d| !d.is_null()) {
+        let Some(items) = deps.as_seq() else {
+            let pos = sources.get(file).line_col(deps.span.start);
+            return Err(Error::new(format!(
+                "{name}:{}:{}: `dependencies` must be a list",
+                pos.line, pos.column
+            )));
+        };
+        for item in items {
+            let Some(dep_name) = text(item.get("name")).filter(|n| !n.is_empty()) else {
+                let pos = sources.get(file).line_col(item.span.start);
+                return Err(Error::new(format!(
+                    "{name}:{}:{}: dependency without a `name`",
+                    pos.line, pos.column
+                )));
+            };
+            let tags = item
+                .get("tags")
+                .and_then(Node::as_seq)
+                .map(|t| {
+                    t.iter()
+                        .filter_map(Node::as_scalar)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            dependencies.push(DependencySpec {
+                name: dep_name,
+                version: text(item.get("version")),
+                alias: text(item.get("alias")).filter(|a| !a.is_empty()),
+                condition: text(item.get("condition")).filter(|c| !c.is_empty()),
+                tags,
+                depends_on: item.get("depends-on").cloned(),
+                node: item.clone(),
+            });
+        }
+    }
+    Ok(ChartMeta {
+        file,
+        api_version: text(node.get("apiVersion")),
+        name: chart_name,
+        version: text(node.get("version")),
+        dependencies,
+        node,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wanted;
+
+    #[test]
+    fn wanted_keeps_sequencing_inputs_only() {
+        assert!(wanted("Chart.yaml", false));
+        assert!(wanted("templates/a/b.yaml", false));
+        assert!(wanted("crds/x.yaml", false));
+        assert!(wanted("charts/db", true));
+        assert!(wanted("charts/db/templates/x.yaml", false));
+        assert!(wanted("charts/db-1.0.0.tgz", false));
+        assert!(wanted("charts/db/charts/cache/values.yaml", false));
+        assert!(!wanted("README.md", false));
+        assert!(!wanted("files/big.bin", false));
+        assert!(!wanted("charts/db/README.md", false));
+    }
+}

@@ -1,0 +1,212 @@
+//! Inputs as bytes with positions: rendered streams, chart files and where they came from.
+//!
+//! Every file chartseq reads is registered once in a [`SourceMap`]; spans elsewhere are byte
+//! ranges into one of these files, turned into line and column only when shown.
+
+pub mod chart;
+pub mod helm;
+mod split;
+pub mod values;
+
+use std::fmt;
+
+pub use split::{RawDoc, split_stream};
+
+use crate::parse::Span;
+
+/// Index of a file in a [`SourceMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// Line starts of a buffer, for byte offset to line/column conversion.
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    starts: Vec<u32>,
+}
+
+/// A 1-based line and column (column counted in characters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineCol {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl LineIndex {
+    #[must_use]
+    pub fn new(bytes: &[u8]) -> Self {
+        let mut starts = Vec::with_capacity(bytes.len() / 40 + 1);
+        starts.push(0);
+        starts.extend(
+            bytes
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
+        Self { starts }
+    }
+
+    /// Line and column of a byte offset in `bytes` (the buffer this index was built from).
+    #[must_use]
+    pub fn line_col(&self, bytes: &[u8], offset: u32) -> LineCol {
+        let line = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
+        let start = self.starts[line] as usize;
+        let end = (offset as usize).min(bytes.len()).max(start);
+        let column = String::from_utf8_lossy(&bytes[start..end]).chars().count();
+        LineCol {
+            line: line as u32 + 1,
+            column: column as u32 + 1,
+        }
+    }
+
+    /// Byte range of a 1-based line, without its newline.
+    #[must_use]
+    pub fn line_range(&self, bytes: &[u8], line: u32) -> Option<std::ops::Range<usize>> {
+        let idx = (line as usize).checked_sub(1)?;
+        let start = *self.starts.get(idx)? as usize;
+        let end = self
+            .starts
+            .get(idx + 1)
+            .map_or(bytes.len(), |&e| (e as usize).saturating_sub(1));
+        Some(start..end.max(start))
+    }
+
+    #[must_use]
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+}
+
+/// Where a file's bytes came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Standard input.
+    Stdin,
+    /// A file on disk; the name is as the user would type it (relative to the current directory
+    /// when possible).
+    Disk,
+    /// A member of a chart archive: `archive.tgz:member/path`.
+    Archive,
+    /// Produced by running `helm template`.
+    Rendered,
+}
+
+/// One registered input file.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Display name (a path, `-` for stdin, `archive.tgz:inner/path` for archive members).
+    pub name: String,
+    pub origin: Origin,
+    pub bytes: Vec<u8>,
+    pub lines: LineIndex,
+}
+
+impl SourceFile {
+    #[must_use]
+    pub fn line_col(&self, offset: u32) -> LineCol {
+        self.lines.line_col(&self.bytes, offset)
+    }
+
+    /// The text of a span, lossily decoded.
+    #[must_use]
+    pub fn text(&self, span: Span) -> std::borrow::Cow<'_, str> {
+        let range = span.start as usize..(span.end as usize).min(self.bytes.len());
+        String::from_utf8_lossy(self.bytes.get(range).unwrap_or_default())
+    }
+}
+
+/// All files of one run.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, name: impl Into<String>, origin: Origin, bytes: Vec<u8>) -> FileId {
+        let lines = LineIndex::new(&bytes);
+        self.files.push(SourceFile {
+            name: name.into(),
+            origin,
+            bytes,
+            lines,
+        });
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    #[must_use]
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The file whose display name is `name`.
+    #[must_use]
+    pub fn find(&self, name: &str) -> Option<FileId> {
+        self.files
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FileId(i as u32))
+    }
+}
+
+/// A position in a registered file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Loc {
+    pub file: FileId,
+    pub span: Span,
+}
+
+impl fmt::Display for FileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "file#{}", self.0)
+    }
+}
+
+/// Turns a path into the form a user would type: relative to the current directory when it
+/// lies below it.
+#[must_use]
+pub fn display_path(path: &std::path::Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            let absolute = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                cwd.join(path)
+            };
+            absolute
+                .strip_prefix(&cwd)
+                .ok()
+                .map(std::path::Path::to_path_buf)
+        })
+        .unwrap_or_else(|| path.to_path_buf());
+    let text = shown.to_string_lossy().replace('\\', "/");
+    text.strip_prefix("./").map_or(text.clone(), str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let bytes = "ab\né: x\n".as_bytes();
+        let index = LineIndex::new(bytes);
+        assert_eq!(index.line_col(bytes, 0), LineCol { line: 1, column: 1 });
+        let x = "ab\né: ".len() as u32;
+        assert_eq!(index.line_col(bytes, x), LineCol { line: 2, column: 4 });
+        assert_eq!(index.line_range(bytes, 2), Some(3..bytes.len() - 1));
+    }
+}
