@@ -1,1 +1,62 @@
-//! Integration tests: one binary.
+//! Integration tests: one binary, one module per area.
+//!
+//! Every test that runs the `chartseq` binary goes through [`chartseq`], which scrubs the
+//! environment so that a developer's `KUBECONFIG`, colours or CI variables never change a
+//! result. Snapshots live in the top-level `snapshots/` directory.
+
+mod plan;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A path under `fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    root().join("fixtures").join(rel)
+}
+
+/// insta settings: snapshots in `snapshots/`, no module prefix in names.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(root().join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+/// A `chartseq` command with a scrubbed environment, run from the repository root.
+pub fn chartseq() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chartseq"));
+    cmd.current_dir(root());
+    for var in ["KUBECONFIG", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "CI", "TERM"] {
+        cmd.env_remove(var);
+    }
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("GITHUB_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+/// Runs a command and returns (exit code, stdout, stderr).
+pub fn run(cmd: &mut Command) -> (i32, String, String) {
+    let Output { status, stdout, stderr } = cmd.output().expect("the chartseq binary runs");
+    (status.code().unwrap_or(-1), String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned())
+}
+
+/// A tool (`helm`, `kubectl`) named by `$CHARTSEQ_HELM` / `$CHARTSEQ_KUBECTL`. Without it the
+/// calling test is skipped, unless `CHARTSEQ_REQUIRE_TOOLS=1` (as `scripts/test.sh` sets),
+/// where a missing tool fails the test.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let var = format!("CHARTSEQ_{}", name.to_uppercase());
+    let found = std::env::var_os(&var).map(PathBuf::from).filter(|p| Path::new(p).is_file());
+    if found.is_none() {
+        assert!(std::env::var("CHARTSEQ_REQUIRE_TOOLS").as_deref() != Ok("1"), "${var} must name the {name} binary (run scripts/test.sh)");
+        eprintln!("skipped: ${var} is not set (scripts/test.sh installs {name})");
+    }
+    found
+}

@@ -1,0 +1,1 @@
+//! Plan and template end to end.
