@@ -47,7 +47,7 @@ pub struct InputArgs {
     /// Chart directory or archive supplying Chart.yaml facts for a rendered stream.
     #[arg(long, value_name = "DIR")]
     pub chart: Option<PathBuf>,
-    /// The helm binary (default: $CHARTSEQ_HELM, then helm on PATH).
+    /// The helm binary (default: `$CHARTSEQ_HELM`, then helm on `PATH`).
     #[arg(long, value_name = "PATH")]
     pub helm: Option<PathBuf>,
     /// Values files, as for helm (repeatable).

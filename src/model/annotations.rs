@@ -1,6 +1,6 @@
 //! Sequencing annotations, parsed once into typed values with their locations (SPEC §1).
 
-use crate::parse::{Node, Span};
+use crate::parse::{Node, ScalarKind, Span};
 use crate::source::{FileId, Loc};
 
 pub const RESOURCE_GROUP: &str = "helm.sh/resource-group";
@@ -32,7 +32,14 @@ pub struct Annotation {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnnotationValue {
     Str(String),
-    /// A YAML list, mapping, number, boolean or null; `what` describes it, `json` is what it
+    /// An unquoted boolean, number or null. Helm reads it as `text` (as `sigs.k8s.io/yaml`
+    /// coerces scalars for a string field: `yes` → `true`, `0755` → `493`, null → empty), but
+    /// the Kubernetes API rejects the object.
+    Coerced {
+        text: String,
+        what: &'static str,
+    },
+    /// A YAML list or mapping: Helm cannot read the annotations at all. `json` is what it
     /// would serialize to (for suggesting the quoted form).
     NotString {
         what: &'static str,
@@ -43,19 +50,41 @@ pub enum AnnotationValue {
 impl AnnotationValue {
     #[must_use]
     pub fn from_node(node: &Node) -> Self {
-        match node.as_str() {
-            Some(text) => AnnotationValue::Str(text.to_owned()),
-            None => AnnotationValue::NotString {
-                what: node.describe(),
-                json: node.to_json(),
-            },
+        if let Some(text) = node.as_str() {
+            return AnnotationValue::Str(text.to_owned());
         }
+        let what = node.describe();
+        let text = match node.scalar_kind() {
+            Some(ScalarKind::Null) => String::new(),
+            Some(ScalarKind::Bool(b)) => b.to_string(),
+            Some(ScalarKind::Int(i)) => i.to_string(),
+            Some(ScalarKind::Float) => {
+                // NOTE: Go formats these with 32-bit precision (`FormatFloat(v, 'g', -1, 32)`).
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "mirrors Go's 32-bit formatting"
+                )]
+                let short = node
+                    .as_scalar()
+                    .and_then(crate::parse::parse_float)
+                    .map(|f| (f as f32).to_string());
+                short.unwrap_or_default()
+            }
+            Some(ScalarKind::String) | None => {
+                return AnnotationValue::NotString {
+                    what,
+                    json: node.to_json(),
+                };
+            }
+        };
+        AnnotationValue::Coerced { text, what }
     }
 
+    /// The string Helm reads (for a coerced scalar, its coerced text).
     #[must_use]
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            AnnotationValue::Str(s) => Some(s),
+            AnnotationValue::Str(s) | AnnotationValue::Coerced { text: s, .. } => Some(s),
             AnnotationValue::NotString { .. } => None,
         }
     }
@@ -112,10 +141,9 @@ impl ListError {
 pub type NameList = Result<Vec<String>, ListError>;
 
 /// Parses a list annotation value (SPEC §1): a JSON array of non-empty strings, in a string.
-#[must_use]
 pub fn parse_name_list(value: &AnnotationValue) -> NameList {
     let text = match value {
-        AnnotationValue::Str(text) => text,
+        AnnotationValue::Str(text) | AnnotationValue::Coerced { text, .. } => text,
         AnnotationValue::NotString { what, json } => {
             let suggestion = string_array(json).map(|names| quote_json(&names));
             return Err(ListError::NotAString { what, suggestion });
@@ -168,7 +196,6 @@ pub fn parse_name_list(value: &AnnotationValue) -> NameList {
 }
 
 /// Parses `depends-on` of a `Chart.yaml` dependency: a plain YAML list of names.
-#[must_use]
 pub fn parse_yaml_name_list(node: &Node) -> NameList {
     let Some(items) = node.as_seq() else {
         return Err(ListError::NotAnArray {
@@ -252,9 +279,11 @@ impl Sequencing {
             };
             match a.key.as_str() {
                 RESOURCE_GROUP => {
-                    seq.group = match &a.value {
-                        AnnotationValue::Str(name) if !name.trim().is_empty() => Some(Spanned {
-                            value: name.clone(),
+                    // NOTE: as in Helm, only the empty string means "no group"; a coerced
+                    // scalar (`yes`, `1`) names the group by its coerced text.
+                    seq.group = match a.value.as_str() {
+                        Some(name) if !name.is_empty() => Some(Spanned {
+                            value: name.to_owned(),
                             loc: a.value_loc,
                         }),
                         _ => None,

@@ -164,7 +164,7 @@ fn build_chart_tree(
     add_chart(
         root,
         None,
-        root.meta.name.clone(),
+        &root.meta.name,
         None,
         true,
         None,
@@ -234,7 +234,7 @@ fn coalesced_defaults(chart: &LoadedChart) -> serde_json::Value {
 fn add_chart(
     loaded: &LoadedChart,
     parent: Option<ChartId>,
-    name: String,
+    name: &str,
     dependency: Option<&chart::DependencySpec>,
     enabled: bool,
     disabled_by: Option<String>,
@@ -248,7 +248,7 @@ fn add_chart(
             format!("{}/charts/{name}", charts[p].manifest_prefix),
             format!("{}/{name}", charts[p].display),
         ),
-        None => (name.clone(), name.clone()),
+        None => (name.to_owned(), name.to_owned()),
     };
     let file = loaded.meta.file;
     let depends_on_subcharts = loaded
@@ -277,7 +277,7 @@ fn add_chart(
         })
         .collect();
     charts.push(Chart {
-        name: name.clone(),
+        name: name.to_owned(),
         parent,
         children: Vec::new(),
         manifest_prefix,
@@ -318,7 +318,7 @@ fn add_chart(
         let child = add_chart(
             sub,
             Some(id),
-            child_name,
+            &child_name,
             dep,
             child_enabled,
             why,
@@ -564,22 +564,21 @@ fn place_documents(model: &mut Model, parsed: Vec<ParsedDoc>) {
         let mut chart = 0;
         for sub in levels.iter().skip(1) {
             let prefix = format!("{}/charts/{sub}", model.charts[chart].manifest_prefix);
-            chart = match by_prefix.get(&prefix) {
-                Some(&id) => id,
-                None => {
-                    let id = model.charts.len();
-                    let display = format!("{}/{sub}", model.charts[chart].display);
-                    model.charts.push(inferred_chart(
-                        (*sub).to_owned(),
-                        Some(chart),
-                        prefix.clone(),
-                        display,
-                    ));
-                    model.charts[chart].children.push(id);
-                    by_prefix.insert(prefix, id);
-                    id
-                }
-            };
+            if let Some(&id) = by_prefix.get(&prefix) {
+                chart = id;
+                continue;
+            }
+            let id = model.charts.len();
+            let display = format!("{}/{sub}", model.charts[chart].display);
+            model.charts.push(inferred_chart(
+                (*sub).to_owned(),
+                Some(chart),
+                prefix.clone(),
+                display,
+            ));
+            model.charts[chart].children.push(id);
+            by_prefix.insert(prefix, id);
+            chart = id;
         }
         let template = model.charts[chart]
             .info

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span as YamlSpan};
 
-pub use scalar::{ScalarKind, resolve_plain};
+pub use scalar::{ScalarKind, parse_float, resolve_plain};
 
 /// A byte range `[start, end)` in a source buffer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -492,7 +492,19 @@ mod tests {
         let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..10 {
             let p = i - 1;
-            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+            let refs = vec![format!("*a{p}"); 10].join(", ");
+            text.push_str(
+                &[
+                    "a",
+                    &i.to_string(),
+                    ": &a",
+                    &i.to_string(),
+                    " [",
+                    &refs,
+                    "]\n",
+                ]
+                .concat(),
+            );
         }
         let err = parse_document(&text, 0, Limits::default()).expect_err("bomb");
         assert!(err.message.contains("alias expansion"), "{}", err.message);

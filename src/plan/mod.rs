@@ -219,7 +219,10 @@ impl Planner<'_> {
             .filter(|&&c| self.model.charts[c].enabled)
             .map(|&c| (self.model.charts[c].name.clone(), c))
             .collect();
+        // Terminal steps of each subchart walked so far: waiting for them means waiting for
+        // the whole subchart.
         let mut done: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        let mut sub_terminals: Vec<usize> = Vec::new();
         for name in batches.iter().flatten().chain(&undeclared) {
             let Some(&child) = children.get(name) else {
                 continue;
@@ -243,20 +246,35 @@ impl Planner<'_> {
             }
             dedup(&mut before);
             let steps = self.walk(child, depth + 1, &before);
+            let last = self.terminals(&steps);
             subtree.extend(&steps);
-            done.insert(name.clone(), steps);
+            sub_terminals.extend(&last);
+            done.insert(name.clone(), last);
         }
         self.plan.levels[level_index].subchart_batches = batches;
         self.plan.levels[level_index].undeclared = undeclared;
 
         // This level's own resources.
         let mut barrier = inherited.to_vec();
-        barrier.extend(&subtree);
+        barrier.extend(&sub_terminals);
         dedup(&mut barrier);
         let docs = self.docs_by_chart.get(&chart).cloned().unwrap_or_default();
         let own = self.plan_groups(chart, level_index, &docs, &barrier);
         subtree.extend(own);
         subtree
+    }
+
+    /// The steps among `steps` that no other step among them waits for.
+    fn terminals(&self, steps: &[usize]) -> Vec<usize> {
+        let waited: BTreeSet<usize> = steps
+            .iter()
+            .flat_map(|&s| self.plan.steps[s].after.iter().copied())
+            .collect();
+        steps
+            .iter()
+            .copied()
+            .filter(|s| !waited.contains(s))
+            .collect()
     }
 
     /// Declared subchart batches and undeclared subcharts of a level (validating references).

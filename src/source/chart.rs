@@ -178,7 +178,8 @@ fn wanted(rel: &str, is_dir: bool) -> bool {
         match rest {
             ["charts"] => return is_dir,
             ["charts", archive] if !is_dir => {
-                return archive.ends_with(".tgz") || archive.ends_with(".tar.gz");
+                let lower = archive.to_ascii_lowercase();
+                return [".tgz", ".tar.gz"].iter().any(|ext| lower.ends_with(ext));
             }
             ["charts", _sub] => return is_dir,
             ["charts", _sub, tail @ ..] => rest = tail,

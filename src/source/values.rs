@@ -73,7 +73,7 @@ pub fn overlay(base: &mut Json, top: Json) {
             for (key, value) in top {
                 match base.get_mut(&key) {
                     Some(existing) if existing.is_object() && value.is_object() => {
-                        overlay(existing, value)
+                        overlay(existing, value);
                     }
                     _ => {
                         base.insert(key, value);
@@ -97,7 +97,7 @@ pub fn coalesce(values: &mut Json, defaults: &Json) {
                 values.insert(key.clone(), default.clone());
             }
             Some(existing) if existing.is_object() && default.is_object() => {
-                coalesce(existing, default)
+                coalesce(existing, default);
             }
             Some(_) => {}
         }
@@ -182,13 +182,13 @@ fn set_path(target: &mut Json, key: &str, value: Json) -> std::result::Result<()
                 if !slot.is_array() {
                     *slot = Json::Array(Vec::new());
                 }
-                let Json::Array(list) = slot else {
+                let Json::Array(items) = slot else {
                     unreachable!("made an array above")
                 };
-                if list.len() <= idx {
-                    list.resize(idx + 1, Json::Null);
+                if items.len() <= idx {
+                    items.resize(idx + 1, Json::Null);
                 }
-                &mut list[idx]
+                &mut items[idx]
             }
         };
         if last {

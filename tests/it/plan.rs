@@ -1,1 +1,381 @@
-//! Plan and template end to end.
+//! `chartseq plan` and `chartseq template` end to end: fixture charts, the HIP-0025 reference
+//! implementation's conformance charts, exit codes, and real helm where available.
+
+use crate::{chartseq, fixture, run, snapshot_settings, tool};
+
+/// Fixture charts whose rendered stream (by real helm) is committed beside them.
+const CHARTS: [&str; 10] = [
+    "cycle-nested",
+    "cycle-self",
+    "cycle-two",
+    "demotions",
+    "diamond",
+    "isolated-multi",
+    "isolated-single",
+    "platform",
+    "two-groups",
+    "unknown-subchart",
+];
+
+fn plan_stream(name: &str, args: &[&str]) -> (i32, String, String) {
+    let rendered = format!("fixtures/charts/{name}.rendered.yaml");
+    let chart = format!("fixtures/charts/{name}");
+    run(chartseq()
+        .args(["plan", &rendered, "--chart", &chart])
+        .args(args))
+}
+
+#[test]
+fn plan_text_json_and_dot_for_every_fixture_chart() {
+    let settings = snapshot_settings();
+    for name in CHARTS {
+        let (code, text, text_err) = plan_stream(name, &[]);
+        let (json_code, json, _) = plan_stream(name, &["--format", "json"]);
+        let (dot_code, dot, _) = plan_stream(name, &["--format", "dot"]);
+        assert_eq!(
+            code, json_code,
+            "{name}: text and json disagree on the exit code"
+        );
+        assert_eq!(
+            code, dot_code,
+            "{name}: text and dot disagree on the exit code"
+        );
+        settings.bind(|| {
+            insta::assert_snapshot!(
+                format!("plan_{name}"),
+                format!("exit {code}\n--- stdout\n{text}--- stderr\n{text_err}")
+            );
+            if code == 0 {
+                let parsed: serde_json::Value =
+                    serde_json::from_str(&json).expect("plan json parses");
+                assert_eq!(parsed["version"], 1);
+                insta::assert_snapshot!(format!("plan_json_{name}"), json);
+                insta::assert_snapshot!(format!("plan_dot_{name}"), dot);
+            }
+        });
+    }
+}
+
+#[test]
+fn plan_errors_exit_one_and_name_the_cycle_path() {
+    let (code, out, err) = plan_stream("cycle-two", &[]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "no partial plan: {out}");
+    assert!(err.contains("app -> db -> app"), "{err}");
+    let (code, _, err) = plan_stream("cycle-nested", &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cycle-nested/inner")
+            && err.contains("ingest -> publish -> process -> ingest"),
+        "{err}"
+    );
+    let (code, _, err) = plan_stream("two-groups", &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("ConfigMap/shared") && err.contains("two resource groups"),
+        "{err}"
+    );
+    let (code, _, err) = plan_stream("unknown-subchart", &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("`b`") && err.contains("`nope`"), "{err}");
+}
+
+#[test]
+fn template_output_for_fixture_charts() {
+    let settings = snapshot_settings();
+    for name in ["diamond", "demotions", "platform", "isolated-multi"] {
+        let rendered = format!("fixtures/charts/{name}.rendered.yaml");
+        let chart = format!("fixtures/charts/{name}");
+        let (code, out, err) = run(chartseq().args(["template", &rendered, "--chart", &chart]));
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(
+            !out.contains("helm.sh/depends-on/resource-groups"),
+            "{name}: the invalid key must be stripped"
+        );
+        settings.bind(|| insta::assert_snapshot!(format!("template_{name}"), out));
+    }
+}
+
+#[test]
+fn template_keeps_every_document_once_and_reads_its_own_output() {
+    let (code, first, err) = run(chartseq().args([
+        "template",
+        "fixtures/charts/platform.rendered.yaml",
+        "--chart",
+        "fixtures/charts/platform",
+        "--keep-sequencing-annotations",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let input = std::fs::read_to_string(fixture("charts/platform.rendered.yaml")).expect("fixture");
+    assert_eq!(
+        first.matches("\n---\n").count() + 1,
+        input.matches("---\n").count(),
+        "same number of documents"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let again = dir.path().join("again.yaml");
+    std::fs::write(&again, &first).expect("write");
+    let (code, second, err) = run(chartseq().arg("template").arg(&again).args([
+        "--chart",
+        "fixtures/charts/platform",
+        "--keep-sequencing-annotations",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        first, second,
+        "template output is a fixed point: markers are read back, not duplicated"
+    );
+}
+
+#[test]
+fn stream_traps_are_kept_and_reported() {
+    let (code, out, err) =
+        run(chartseq().args(["plan", "fixtures/streams/traps.yaml", "--format", "json"]));
+    assert_eq!(code, 1, "unreadable documents are findings: {err}");
+    assert!(
+        err.contains("fixtures/streams/traps.yaml:55:16"),
+        "located parse error: {err}"
+    );
+    let plan: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let planned: usize = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["resources"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(planned, 10, "every document is planned exactly once");
+    // `yes` is read by Helm as the string "true": that is the group name.
+    let groups: Vec<&str> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["group"].as_str())
+        .collect();
+    assert_eq!(groups, vec!["inner", "db", "app", "true"]);
+    let (_, text, _) = run(chartseq().args(["template", "fixtures/streams/traps.yaml"]));
+    assert_eq!(text.matches("## START resource-group: traps db").count(), 1);
+    settings_snapshot("template_traps", &text);
+}
+
+fn settings_snapshot(name: &str, value: &str) {
+    snapshot_settings().bind(|| insta::assert_snapshot!(name.to_owned(), value));
+}
+
+#[test]
+fn uninstall_order_is_the_exact_reverse() {
+    let (code, install, _) = plan_stream("diamond", &["--format", "json"]);
+    assert_eq!(code, 0);
+    let (_, uninstall, _) = plan_stream("diamond", &["--format", "json", "--uninstall"]);
+    let steps = |text: &str| -> Vec<serde_json::Value> {
+        serde_json::from_str::<serde_json::Value>(text).expect("json")["steps"]
+            .as_array()
+            .expect("steps")
+            .clone()
+    };
+    let mut forward = steps(&install);
+    forward.reverse();
+    assert_eq!(forward, steps(&uninstall));
+    let (_, text, _) = plan_stream("diamond", &["--uninstall"]);
+    settings_snapshot("plan_uninstall_diamond", &text);
+}
+
+#[test]
+fn mermaid_output() {
+    let (code, out, _) = plan_stream("platform", &["--format", "mermaid"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("flowchart TD\n"));
+    settings_snapshot("plan_mermaid_platform", &out);
+}
+
+#[test]
+fn tool_failures_exit_two() {
+    let (code, _, err) = run(chartseq().args(["plan", "fixtures/does-not-exist.yaml"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot read fixtures/does-not-exist.yaml"),
+        "{err}"
+    );
+    let (code, _, err) = run(chartseq().args([
+        "plan",
+        "fixtures/charts/diamond",
+        "--helm",
+        "/nonexistent/helm",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("helm template") && err.contains("chartseq <command> -"),
+        "says how to do without helm: {err}"
+    );
+    let (code, _, err) = run(chartseq()
+        .env("PATH", "/nonexistent")
+        .env_remove("CHARTSEQ_HELM")
+        .args(["plan", "fixtures/charts/diamond"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("helm not found"), "{err}");
+    let (code, _, _) = run(chartseq().args(["plan", "--format", "nope", "x"]));
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn stdin_is_a_target() {
+    let input = std::fs::read(fixture("charts/diamond.rendered.yaml")).expect("fixture");
+    let mut child = chartseq()
+        .args(["plan", "-", "--chart", "fixtures/charts/diamond"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), &input).expect("write");
+    let output = child.wait_with_output().expect("wait");
+    assert!(output.status.success());
+    let (_, from_file, _) = plan_stream("diamond", &[]);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), from_file);
+}
+
+/// The reference implementation's conformance charts (helm/helm PR #32314, testdata), with
+/// the `helm dag` and `helm template --wait=ordered` outputs its tests pin.
+#[test]
+fn conformance_with_the_reference_implementation() {
+    for case in ["tc-sequenced-chart", "tc-sequenced-isolated-chart"] {
+        let dir = fixture(&format!("conformance/{case}"));
+        let chart = std::fs::read_dir(&dir)
+            .expect("case dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("Chart.yaml").is_file())
+            .expect("chart dir");
+        let rendered = dir.join("rendered-helm-v4.1.4.yaml");
+        let (code, plan, err) = run(chartseq()
+            .arg("plan")
+            .arg(&rendered)
+            .arg("--chart")
+            .arg(&chart));
+        assert_eq!(code, 0, "{case}: {err}");
+        let dag = std::fs::read_to_string(dir.join("dag.txt")).expect("dag.txt");
+        let chart_section: String = plan
+            .lines()
+            .filter(|l| !l.contains("hooks:") && !l.starts_with("CRDs"))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        assert_eq!(chart_section, dag, "{case}: plan differs from `helm dag`");
+        let (code, template, err) = run(chartseq()
+            .arg("template")
+            .arg(&rendered)
+            .arg("--chart")
+            .arg(&chart));
+        assert_eq!(code, 0, "{case}: {err}");
+        let expected = std::fs::read_to_string(dir.join("template-ordered.txt"))
+            .expect("template-ordered.txt");
+        assert_eq!(
+            template, expected,
+            "{case}: template differs from `helm template --wait=ordered`"
+        );
+    }
+}
+
+/// The same, rendering the chart directories with real helm.
+#[test]
+fn chart_directories_render_through_real_helm() {
+    let Some(helm) = tool("helm") else { return };
+    for name in CHARTS {
+        let chart = format!("fixtures/charts/{name}");
+        let direct = run(chartseq()
+            .args(["plan", &chart])
+            .env("CHARTSEQ_HELM", &helm));
+        let streamed = plan_stream(name, &[]);
+        assert_eq!(direct.0, streamed.0, "{name}: exit codes differ");
+        assert_eq!(
+            direct.1, streamed.1,
+            "{name}: plans differ between the chart and its rendered stream"
+        );
+    }
+    let dir = fixture("conformance/tc-sequenced-chart/sequenced-chart");
+    let (code, template, err) = run(chartseq()
+        .arg("template")
+        .arg(&dir)
+        .env("CHARTSEQ_HELM", &helm));
+    assert_eq!(code, 0, "{err}");
+    let expected = std::fs::read_to_string(fixture(
+        "conformance/tc-sequenced-chart/template-ordered.txt",
+    ))
+    .expect("golden");
+    assert_eq!(template, expected);
+}
+
+#[test]
+fn values_flags_reach_helm_and_the_conditions() {
+    let Some(helm) = tool("helm") else { return };
+    let (code, out, err) = run(chartseq()
+        .args([
+            "plan",
+            "fixtures/charts/platform",
+            "--set",
+            "cache.enabled=true",
+        ])
+        .env("CHARTSEQ_HELM", &helm));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Batch 1: cache, database, metrics"),
+        "cache enabled by --set: {out}"
+    );
+    assert!(out.contains("Chart: platform/charts/cache"), "{out}");
+    let values = fixture("values/queue-on.yaml");
+    let (code, out, err) = run(chartseq()
+        .args(["plan", "fixtures/charts/platform", "-f"])
+        .arg(&values)
+        .env("CHARTSEQ_HELM", &helm));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("queue"), "tag enabled by -f: {out}");
+    // Helm's trap: a string "false" is not a boolean, so the condition is ignored and the
+    // subchart stays enabled; chartseq must agree with what helm rendered.
+    let (code, out, _) = run(chartseq()
+        .args([
+            "plan",
+            "fixtures/charts/platform",
+            "--set-string",
+            "cache.enabled=false",
+            "--namespace",
+            "prod",
+            "--release-name",
+            "r1",
+        ])
+        .env("CHARTSEQ_HELM", &helm));
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("Batch 1: cache, database, metrics")
+            && out.contains("Chart: platform/charts/cache"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Widget/r1-widget"),
+        "release name passed through: {out}"
+    );
+}
+
+#[test]
+fn packaged_charts_are_targets() {
+    let Some(helm) = tool("helm") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // NOTE: `helm package` from a helm without HIP-0025 rewrites Chart.yaml and drops
+    // `depends-on`; package with tar so the archive holds the chart as written.
+    let status = std::process::Command::new("tar")
+        .args(["-czf"])
+        .arg(dir.path().join("platform-1.0.0.tgz"))
+        .args(["-C", "fixtures/charts", "platform"])
+        .current_dir(crate::root())
+        .output()
+        .expect("tar");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let archive = dir.path().join("platform-1.0.0.tgz");
+    let (code, packaged, err) = run(chartseq()
+        .arg("plan")
+        .arg(&archive)
+        .env("CHARTSEQ_HELM", &helm));
+    assert_eq!(code, 0, "{err}");
+    let (_, streamed, _) = plan_stream("platform", &[]);
+    assert_eq!(packaged, streamed);
+}

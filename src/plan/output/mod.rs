@@ -40,18 +40,16 @@ pub fn write_plan(
     }
 }
 
-/// `Kind/name` of a document, or its source path when it is not an object.
+/// `Kind/name` of a document, or what it is and where it came from when it is not an object.
 #[must_use]
 pub fn label(model: &Model, doc: DocId) -> String {
-    match &model.documents[doc].content {
+    let d = &model.documents[doc];
+    let from = d.source_path.as_deref().unwrap_or("the stream");
+    match &d.content {
         Content::Resource(r) => format!("{}/{}", r.id.kind, r.id.name),
-        _ => format!(
-            "<document {}>",
-            model.documents[doc]
-                .source_path
-                .as_deref()
-                .unwrap_or("without # Source")
-        ),
+        Content::Empty => format!("(empty document from {from})"),
+        Content::Invalid { .. } => format!("(invalid document from {from})"),
+        Content::NotAnObject { .. } => format!("(non-object document from {from})"),
     }
 }
 
