@@ -1,1 +1,216 @@
-fn main() {}
+//! Load + plan benchmark and corpus check.
+//!
+//! `cargo bench --bench load_plan` (needs `../shared/corpus` beside the checkout, or
+//! `CHARTSEQ_CORPUS=DIR`):
+//! 1. plans every rendered chart of the corpus and checks that none errors and that the plan
+//!    holds every non-hook document exactly once (exit 1 otherwise);
+//! 2. times load + plan on the largest corpus chart and on the ~50 MB stream written by
+//!    `make_big.py`, with 1 and 2 threads, each in a fresh child process so that peak RSS
+//!    (`VmHWM`) is the workload's own.
+//!
+//! `-- --check` runs only the corpus check (what CI runs).
+
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use chartseq::model::{self, Content, Input, InputTarget};
+use chartseq::plan;
+
+fn input(path: &Path) -> Input {
+    Input {
+        target: InputTarget::Stream(path.to_path_buf()),
+        chart: None,
+        helm: chartseq::source::helm::HelmOptions::default(),
+        limits: chartseq::parse::Limits::default(),
+        chart_limits: chartseq::source::chart::ChartLimits::default(),
+    }
+}
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("CHARTSEQ_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+        PathBuf::from,
+    );
+    dir.join("rendered").is_dir().then_some(dir)
+}
+
+/// Plans one stream; returns (documents, bytes, seconds) or a description of what is wrong.
+fn load_and_plan(path: &Path) -> Result<(usize, usize, f64), String> {
+    let started = Instant::now();
+    let model = model::load(&input(path)).map_err(|e| e.to_string())?;
+    let plan = plan::plan(&model).map_err(|e| format!("{:?}", e.issues))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let mut seen = vec![0u32; model.documents.len()];
+    for &doc in plan
+        .steps
+        .iter()
+        .flat_map(|s| &s.resources)
+        .chain(&plan.crds)
+        .chain(&plan.hooks)
+    {
+        seen[doc] += 1;
+    }
+    for (doc, count) in seen.iter().enumerate() {
+        if *count != 1 {
+            let source = model.documents[doc].source_path.as_deref().unwrap_or("?");
+            return Err(format!(
+                "document {doc} ({source}) is planned {count} times"
+            ));
+        }
+    }
+    for (doc, d) in model.documents.iter().enumerate() {
+        if let Content::Invalid { message, .. } = &d.content {
+            return Err(format!("document {doc} does not parse: {message}"));
+        }
+    }
+    let hooks = plan.hooks.len();
+    let non_hook: usize =
+        plan.steps.iter().map(|s| s.resources.len()).sum::<usize>() + plan.crds.len();
+    assert_eq!(non_hook + hooks, model.documents.len());
+    Ok((
+        model.documents.len(),
+        model.sources.get(model.stream).bytes.len(),
+        seconds,
+    ))
+}
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Child mode: run one workload `repeat` times, print `seconds bytes docs hwm_kib`.
+fn child(path: &Path, repeat: usize) {
+    let mut best = f64::MAX;
+    let mut result = (0, 0);
+    for _ in 0..repeat {
+        match load_and_plan(path) {
+            Ok((docs, bytes, seconds)) => {
+                best = best.min(seconds);
+                result = (docs, bytes);
+            }
+            Err(e) => {
+                println!("error {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    println!("{best} {} {} {}", result.1, result.0, vm_hwm_kib());
+}
+
+fn measure(path: &Path, threads: usize, repeat: usize) -> Option<(f64, usize, usize, u64)> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new(exe)
+        .args(["--child", &path.to_string_lossy(), &repeat.to_string()])
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if fields.len() != 4 {
+        println!("  failed: {text}");
+        return None;
+    }
+    Some((
+        fields[0].parse().ok()?,
+        fields[1].parse().ok()?,
+        fields[2].parse().ok()?,
+        fields[3].parse().ok()?,
+    ))
+}
+
+fn report(name: &str, path: &Path, repeat: usize) {
+    let one = measure(path, 1, repeat);
+    let two = measure(path, 2, repeat);
+    if let (Some(one), Some(two)) = (one, two) {
+        #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
+        let mb = one.1 as f64 / 1e6;
+        println!(
+            "{name}: {:.1} MB, {} documents | 1 thread: {:.3} s ({:.1} MB/s), peak RSS {:.1} MB | 2 threads: {:.3} s ({:.1} MB/s), peak RSS {:.1} MB ({:.2}x input) | speedup {:.2}x",
+            mb,
+            one.2,
+            one.0,
+            mb / one.0,
+            f64::from(u32::try_from(one.3).unwrap_or(u32::MAX)) / 1024.0,
+            two.0,
+            mb / two.0,
+            f64::from(u32::try_from(two.3).unwrap_or(u32::MAX)) / 1024.0,
+            f64::from(u32::try_from(two.3).unwrap_or(u32::MAX)) * 1024.0 / (mb * 1e6),
+            one.0 / two.0,
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        let path = PathBuf::from(&args[i + 1]);
+        let repeat = args.get(i + 2).and_then(|r| r.parse().ok()).unwrap_or(1);
+        child(&path, repeat);
+        return;
+    }
+    let Some(corpus) = corpus_dir() else {
+        println!(
+            "skipped: no corpus (set CHARTSEQ_CORPUS or put ../shared/corpus beside the checkout)"
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus.join("rendered"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    let mut failures = 0;
+    let mut largest: Option<(u64, PathBuf)> = None;
+    for file in &files {
+        match load_and_plan(file) {
+            Ok((docs, _, _)) => println!("ok   {} ({docs} documents)", file.display()),
+            Err(e) => {
+                failures += 1;
+                println!("FAIL {}: {e}", file.display());
+            }
+        }
+        let size = std::fs::metadata(file).map_or(0, |m| m.len());
+        if largest.as_ref().is_none_or(|(s, _)| size > *s) {
+            largest = Some((size, file.clone()));
+        }
+    }
+    println!(
+        "corpus: {} charts planned, {failures} failures",
+        files.len()
+    );
+    if failures > 0 {
+        std::process::exit(1);
+    }
+    if args.iter().any(|a| a == "--check") {
+        return;
+    }
+    if let Some((_, file)) = &largest {
+        report(
+            &format!("largest corpus chart ({})", file.display()),
+            file,
+            5,
+        );
+    }
+    let big = std::env::temp_dir().join("chartseq-bench-big.yaml");
+    if !big.is_file() {
+        let status = Command::new("python3")
+            .arg(corpus.join("make_big.py"))
+            .arg("-o")
+            .arg(&big)
+            .output();
+        if !status.is_ok_and(|s| s.status.success()) {
+            println!("skipped the 50 MB stream: make_big.py failed");
+            return;
+        }
+    }
+    report("make_big.py stream", &big, 3);
+}

@@ -101,13 +101,19 @@ pub struct SourceFile {
     pub name: String,
     pub origin: Origin,
     pub bytes: Vec<u8>,
-    pub lines: LineIndex,
+    /// Built on first use: most runs never show a position of most files.
+    lines: std::sync::OnceLock<LineIndex>,
 }
 
 impl SourceFile {
+    /// The file's line index.
+    pub fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.bytes))
+    }
+
     #[must_use]
     pub fn line_col(&self, offset: u32) -> LineCol {
-        self.lines.line_col(&self.bytes, offset)
+        self.lines().line_col(&self.bytes, offset)
     }
 
     /// The text of a span, lossily decoded.
@@ -126,12 +132,11 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, origin: Origin, bytes: Vec<u8>) -> FileId {
-        let lines = LineIndex::new(&bytes);
         self.files.push(SourceFile {
             name: name.into(),
             origin,
             bytes,
-            lines,
+            lines: std::sync::OnceLock::new(),
         });
         FileId(self.files.len() as u32 - 1)
     }

@@ -28,7 +28,6 @@ pub fn split_stream(bytes: &[u8]) -> Vec<RawDoc> {
     let mut docs = Vec::new();
     let mut previous_source: Option<String> = None;
     let mut piece_start = 0usize;
-    let mut line_start = 0usize;
     let mut push = |start: usize, end: usize, docs: &mut Vec<RawDoc>| {
         if let Some(range) = trim_document(bytes, start, end) {
             let own = source_path(&bytes[range.clone()]);
@@ -42,13 +41,11 @@ pub fn split_stream(bytes: &[u8]) -> Vec<RawDoc> {
             });
         }
     };
-    while line_start < bytes.len() {
-        let line_end = memchr_newline(bytes, line_start);
-        if bytes[line_start..line_end].starts_with(b"---") {
-            push(piece_start, line_start, &mut docs);
-            piece_start = line_start + 3;
-        }
-        line_start = line_end + 1;
+    // Separators are lines starting with `---`: at offset 0, or right after a newline.
+    let starts = bytes.starts_with(b"---").then_some(0).into_iter();
+    for line_start in starts.chain(memchr::memmem::find_iter(bytes, b"\n---").map(|p| p + 1)) {
+        push(piece_start, line_start, &mut docs);
+        piece_start = line_start + 3;
     }
     push(piece_start, bytes.len(), &mut docs);
     docs
