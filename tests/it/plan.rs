@@ -379,3 +379,76 @@ fn packaged_charts_are_targets() {
     let (_, streamed, _) = plan_stream("platform", &[]);
     assert_eq!(packaged, streamed);
 }
+
+#[test]
+fn chart_problems_are_tool_failures_with_helm_wording() {
+    let (code, _, err) = run(chartseq().args([
+        "plan",
+        "fixtures/charts/diamond.rendered.yaml",
+        "--chart",
+        "fixtures/broken/missing-dep",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("found in Chart.yaml, but missing in charts/ directory: postgresql, redis"),
+        "{err}"
+    );
+    let (code, _, err) = run(chartseq().args([
+        "plan",
+        "fixtures/charts/diamond.rendered.yaml",
+        "--chart",
+        "fixtures/broken/not-yaml",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("fixtures/broken/not-yaml/Chart.yaml:3:1") && err.contains("invalid YAML"),
+        "{err}"
+    );
+}
+
+#[test]
+fn helm_failures_show_helms_error() {
+    let Some(helm) = tool("helm") else { return };
+    let (code, _, err) = run(chartseq()
+        .args(["plan", "fixtures/broken/bad-template"])
+        .env("CHARTSEQ_HELM", &helm));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("helm template failed") && err.contains("name is required"),
+        "{err}"
+    );
+}
+
+#[test]
+fn documents_map_to_their_template_files() {
+    let (code, out, _) = plan_stream("platform", &["--format", "json"]);
+    assert_eq!(code, 0);
+    let plan: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let templates: Vec<&str> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .flat_map(|s| s["resources"].as_array().expect("resources").iter())
+        .map(|r| {
+            r["template"]
+                .as_str()
+                .expect("every fixture document has a template on disk")
+        })
+        .collect();
+    assert!(
+        templates.contains(
+            &"fixtures/charts/platform/charts/api/charts/auth/charts/tokens/templates/tokens.yaml"
+        ),
+        "{templates:?}"
+    );
+    assert!(
+        templates.contains(&"fixtures/charts/platform/charts/postgres/templates/db.yaml"),
+        "aliased subchart maps to its directory: {templates:?}"
+    );
+    assert!(
+        templates.contains(
+            &"fixtures/charts/platform/charts/metrics-0.1.0.tgz:metrics/templates/metrics.yaml"
+        ),
+        "{templates:?}"
+    );
+}

@@ -17,6 +17,7 @@ pub(crate) fn resource_json(model: &Model, doc: DocId) -> Value {
             "namespace": r.id.namespace,
             "name": r.id.name,
             "source": d.source_path,
+            "template": d.template.map(|f| &model.sources.get(f).name),
         }),
         Content::Empty => {
             json!({"apiVersion": null, "kind": null, "namespace": null, "name": null, "source": d.source_path, "empty": true})
