@@ -131,7 +131,45 @@ pub fn load(input: &Input) -> Result<Model> {
         stream,
     };
     place_documents(&mut model, documents);
+    add_disk_crds(&mut model, input.limits);
     Ok(model)
+}
+
+/// When the stream carries no `crds/` documents (rendered without `--include-crds`), the CRDs
+/// of the enabled charts are read from disk, so the plan still shows the CRD phase.
+fn add_disk_crds(model: &mut Model, limits: Limits) {
+    if model.documents.iter().any(|d| d.placement == Placement::Crd) {
+        return;
+    }
+    let mut added = Vec::new();
+    for (id, chart) in model.charts.iter().enumerate() {
+        let enabled = std::iter::successors(Some(id), |&c| model.charts[c].parent).all(|c| model.charts[c].enabled);
+        let Some(info) = chart.info.as_ref().filter(|_| enabled) else { continue };
+        for (rel, &file) in info.files.range("crds/".to_owned()..) {
+            if !rel.starts_with("crds/") {
+                break;
+            }
+            let lower = rel.to_ascii_lowercase();
+            if ![".yaml", ".yml", ".json"].iter().any(|ext| lower.ends_with(ext)) {
+                continue;
+            }
+            let bytes = &model.sources.get(file).bytes;
+            for raw in split_stream(bytes) {
+                let span = Span::new(raw.range.start, raw.range.end);
+                let content = extract(&bytes[raw.range], span.start, file, limits);
+                added.push(Document {
+                    file,
+                    span,
+                    source_path: Some(format!("{}/{rel}", chart.manifest_prefix)),
+                    chart: id,
+                    placement: Placement::Crd,
+                    template: Some(file),
+                    content,
+                });
+            }
+        }
+    }
+    model.documents.extend(added);
 }
 
 // ---------------------------------------------------------------------------------------------
