@@ -84,6 +84,9 @@ pub struct InputArgs {
     /// Nodes YAML aliases may expand to in one document.
     #[arg(long = "max-alias-nodes", value_name = "N", default_value_t = Limits::default().max_alias_nodes)]
     pub max_alias_nodes: usize,
+    /// Bytes one YAML document may have.
+    #[arg(long = "max-document-bytes", value_name = "N", default_value_t = Limits::default().max_document_bytes)]
+    pub max_document_bytes: usize,
     /// Bytes a chart archive may expand to.
     #[arg(long = "max-archive-bytes", value_name = "N", default_value_t = ChartLimits::default().max_archive_bytes)]
     pub max_archive_bytes: u64,
@@ -111,6 +114,7 @@ impl InputArgs {
             limits: Limits {
                 max_depth: self.max_depth,
                 max_alias_nodes: self.max_alias_nodes,
+                max_document_bytes: self.max_document_bytes,
             },
             chart_limits: ChartLimits {
                 max_archive_bytes: self.max_archive_bytes,

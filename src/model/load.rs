@@ -138,19 +138,29 @@ pub fn load(input: &Input) -> Result<Model> {
 /// When the stream carries no `crds/` documents (rendered without `--include-crds`), the CRDs
 /// of the enabled charts are read from disk, so the plan still shows the CRD phase.
 fn add_disk_crds(model: &mut Model, limits: Limits) {
-    if model.documents.iter().any(|d| d.placement == Placement::Crd) {
+    if model
+        .documents
+        .iter()
+        .any(|d| d.placement == Placement::Crd)
+    {
         return;
     }
     let mut added = Vec::new();
     for (id, chart) in model.charts.iter().enumerate() {
-        let enabled = std::iter::successors(Some(id), |&c| model.charts[c].parent).all(|c| model.charts[c].enabled);
-        let Some(info) = chart.info.as_ref().filter(|_| enabled) else { continue };
+        let enabled = std::iter::successors(Some(id), |&c| model.charts[c].parent)
+            .all(|c| model.charts[c].enabled);
+        let Some(info) = chart.info.as_ref().filter(|_| enabled) else {
+            continue;
+        };
         for (rel, &file) in info.files.range("crds/".to_owned()..) {
             if !rel.starts_with("crds/") {
                 break;
             }
             let lower = rel.to_ascii_lowercase();
-            if ![".yaml", ".yml", ".json"].iter().any(|ext| lower.ends_with(ext)) {
+            if ![".yaml", ".yml", ".json"]
+                .iter()
+                .any(|ext| lower.ends_with(ext))
+            {
                 continue;
             }
             let bytes = &model.sources.get(file).bytes;

@@ -219,6 +219,8 @@ pub struct Limits {
     pub max_depth: usize,
     /// Nodes that alias expansion may add to one document.
     pub max_alias_nodes: usize,
+    /// Bytes of one document.
+    pub max_document_bytes: usize,
 }
 
 impl Default for Limits {
@@ -226,6 +228,7 @@ impl Default for Limits {
         Self {
             max_depth: 1000,
             max_alias_nodes: 100_000,
+            max_document_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -295,6 +298,16 @@ impl<'a> Offsets<'a> {
 ///
 /// Returns `Ok(None)` when the document holds only comments and whitespace.
 pub fn parse_document(text: &str, base: u32, limits: Limits) -> Result<Option<Node>, ParseError> {
+    if text.len() > limits.max_document_bytes {
+        return Err(ParseError {
+            message: format!(
+                "the document has {} bytes, more than the limit of {} (raise it with --max-document-bytes)",
+                text.len(),
+                limits.max_document_bytes
+            ),
+            offset: base,
+        });
+    }
     let offsets = Offsets::new(text, base);
     let mut parser = Parser::new_from_str(text);
     let mut stack: Vec<Frame> = Vec::new();

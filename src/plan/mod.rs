@@ -457,7 +457,9 @@ impl Planner<'_> {
         let model = self.model;
         let mut never_grouped: Vec<DocId> = Vec::new();
         let mut groups: BTreeMap<String, GroupState> = BTreeMap::new();
-        let mut assigned: BTreeMap<&ResourceId, Spanned<String>> = BTreeMap::new();
+        // Lookups only, never iterated: a hash map keeps this linear on large levels.
+        let mut assigned: std::collections::HashMap<&ResourceId, Spanned<String>> =
+            std::collections::HashMap::new();
         for &doc in docs {
             let Some(resource) = model.resource(doc) else {
                 never_grouped.push(doc);
@@ -498,36 +500,55 @@ impl Planner<'_> {
             let state = groups.entry(group.value.clone()).or_default();
             state.members.push(doc);
             for (dep, loc) in deps {
-                if !state.deps.contains(&dep) {
+                // `dep_locs` doubles as the set of prerequisites already seen.
+                if !state.dep_locs.contains_key(&dep) {
                     state.deps.push(dep.clone());
                     state.dep_locs.insert(dep, loc);
                 }
             }
         }
 
-        // Demote groups that depend on a missing group, to a fixed point.
+        // Demote groups that depend on a missing group, and, transitively, the groups that
+        // depend on a demoted one (the fixed point, reached in one pass over the dependents).
         let mut demoted: BTreeMap<String, GroupState> = BTreeMap::new();
-        loop {
-            let missing: Vec<(String, String, Loc)> = groups
-                .iter()
-                .filter_map(|(name, g)| {
-                    let m = g.deps.iter().find(|d| !groups.contains_key(*d))?;
-                    Some((name.clone(), m.clone(), g.dep_locs[m]))
-                })
-                .collect();
-            if missing.is_empty() {
-                break;
+        let mut dependents: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (name, g) in &groups {
+            for dep in &g.deps {
+                dependents
+                    .entry(dep.as_str())
+                    .or_default()
+                    .push(name.as_str());
             }
-            for (name, dep, loc) in missing {
-                self.plan.demotions.push(Demotion::MissingGroup {
-                    chart,
-                    group: name.clone(),
-                    missing: dep,
-                    loc,
-                });
-                let state = groups.remove(&name).expect("listed above");
-                demoted.insert(name, state);
+        }
+        let mut queue: std::collections::VecDeque<(String, String)> = groups
+            .iter()
+            .filter_map(|(name, g)| {
+                let missing = g.deps.iter().find(|d| !groups.contains_key(*d))?;
+                Some((name.clone(), missing.clone()))
+            })
+            .collect();
+        let mut doomed: BTreeSet<String> = queue.iter().map(|(n, _)| n.clone()).collect();
+        let mut order = Vec::new();
+        while let Some((name, missing)) = queue.pop_front() {
+            for &dependent in dependents.get(name.as_str()).into_iter().flatten() {
+                if doomed.insert(dependent.to_owned()) {
+                    queue.push_back((dependent.to_owned(), name.clone()));
+                }
             }
+            order.push((name, missing));
+        }
+        for (name, missing) in order {
+            let Some(state) = groups.remove(&name) else {
+                continue;
+            };
+            let loc = state.dep_locs[&missing];
+            self.plan.demotions.push(Demotion::MissingGroup {
+                chart,
+                group: name.clone(),
+                missing,
+                loc,
+            });
+            demoted.insert(name, state);
         }
         // Isolated groups, only when the level has two or more.
         if groups.len() >= 2 {

@@ -9,6 +9,7 @@
     reason = "test helpers are called for their values; the lint adds noise here"
 )]
 
+mod hostile;
 mod plan;
 
 use std::path::{Path, PathBuf};

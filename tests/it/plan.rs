@@ -456,12 +456,22 @@ fn documents_map_to_their_template_files() {
 #[test]
 fn crds_come_from_disk_when_the_stream_has_none() {
     let input = std::fs::read_to_string(fixture("charts/platform.rendered.yaml")).expect("fixture");
-    let without_crds: String = input.split("\n---\n").filter(|d| !d.contains("# Source: platform/crds/")).collect::<Vec<_>>().join("\n---\n");
+    let without_crds: String = input
+        .split("\n---\n")
+        .filter(|d| !d.contains("# Source: platform/crds/"))
+        .collect::<Vec<_>>()
+        .join("\n---\n");
     assert!(!without_crds.contains("platform/crds/"));
     let dir = tempfile::tempdir().expect("tempdir");
     let stream = dir.path().join("no-crds.yaml");
     std::fs::write(&stream, without_crds).expect("write");
-    let (code, out, err) = run(chartseq().arg("plan").arg(&stream).args(["--chart", "fixtures/charts/platform"]));
+    let (code, out, err) = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .args(["--chart", "fixtures/charts/platform"]));
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("CRDs (applied first): CustomResourceDefinition/widgets.example.com\n"), "{out}");
+    assert!(
+        out.starts_with("CRDs (applied first): CustomResourceDefinition/widgets.example.com\n"),
+        "{out}"
+    );
 }

@@ -1,0 +1,289 @@
+//! Hostile input: every case ends with a clear, located error (exit 2 for the whole input,
+//! or the document reported and kept for a single bad document), never a panic or a hang.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::{chartseq, run};
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write input");
+    path
+}
+
+/// Runs `plan` on a file; asserts no panic and a bounded run time.
+fn plan(path: &Path, extra: &[&str]) -> (i32, String, String) {
+    let started = Instant::now();
+    let format: &[&str] = if extra.contains(&"--format") {
+        &[]
+    } else {
+        &["--format", "json"]
+    };
+    let result = run(chartseq().arg("plan").arg(path).args(format).args(extra));
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(!result.2.contains("panicked"), "panic: {}", result.2);
+    assert!(
+        (0..=2).contains(&result.0),
+        "exit {}: {}",
+        result.0,
+        result.2
+    );
+    result
+}
+
+fn doc(name: &str, annotations: &str) -> String {
+    format!(
+        "---\n# Source: c/templates/{name}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n{annotations}"
+    )
+}
+
+#[test]
+fn yaml_bombs_and_deep_nesting_fail_located_and_the_rest_loads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut bomb = String::from(
+        "---\n# Source: c/templates/bomb.yaml\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n",
+    );
+    for i in 1..12 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        writeln!(bomb, "a{i}: &a{i} [{refs}]").expect("write");
+    }
+    bomb.push_str("---\n# Source: c/templates/self.yaml\nself: &s [*s]\n");
+    bomb.push_str("---\n# Source: c/templates/deep.yaml\n");
+    bomb.push_str(&"[".repeat(10_000));
+    bomb.push_str(&"]".repeat(10_000));
+    bomb.push('\n');
+    bomb.push_str(&doc("fine", "    helm.sh/resource-group: g\n"));
+    let path = write(dir.path(), "bombs.yaml", bomb);
+    let (code, out, err) = plan(&path, &[]);
+    assert_eq!(code, 1, "bad documents are findings");
+    assert!(err.contains("alias expansion exceeds"), "{err}");
+    assert!(
+        err.contains("bombs.yaml:") && err.contains("c/templates/self.yaml"),
+        "{err}"
+    );
+    assert!(err.contains("c/templates/deep.yaml"), "{err}");
+    assert!(
+        out.contains("\"group\": \"g\""),
+        "the good document still loads: {out}"
+    );
+}
+
+#[test]
+fn oversized_documents_and_long_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let long = "x".repeat(10 * 1024 * 1024);
+    let path = write(
+        dir.path(),
+        "long.yaml",
+        doc("long", &format!("    note: {long}\n")),
+    );
+    let (code, _, err) = plan(&path, &[]);
+    assert_eq!(code, 0, "a 10 MB line is fine: {err}");
+    let (code, _, err) = plan(&path, &["--max-document-bytes", "1048576"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("more than the limit of 1048576") && err.contains("--max-document-bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_single_200_mb_document_is_refused_by_the_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut big = doc("big", "    a: b\n");
+    big.push_str("data:\n");
+    let line = format!("  k: {}\n", "v".repeat(1000));
+    while big.len() < 200 * 1024 * 1024 {
+        big.push_str(&line);
+    }
+    let path = write(dir.path(), "big.yaml", big);
+    let (code, _, err) = plan(&path, &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("more than the limit of 67108864"), "{err}");
+}
+
+#[test]
+fn encodings_and_odd_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "utf16.yaml", [0xFF, 0xFE, b'a', 0, b':', 0]);
+    let (code, _, err) = plan(&path, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("utf16.yaml:1:1") && err.contains("UTF-16"),
+        "{err}"
+    );
+
+    let mut bad = doc("ok", "    helm.sh/resource-group: g\n").into_bytes();
+    bad.extend_from_slice(b"---\n# Source: c/templates/bad.yaml\nkind: \xff\xfe\n");
+    let path = write(dir.path(), "utf8.yaml", bad);
+    let (code, _, err) = plan(&path, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("utf8.yaml:") && err.contains("invalid UTF-8"),
+        "{err}"
+    );
+
+    let lf = doc("crlf", "    helm.sh/resource-group: g\n");
+    let crlf = lf.replace('\n', "\r\n");
+    let a = plan(&write(dir.path(), "lf.yaml", &lf), &[]);
+    let b = plan(&write(dir.path(), "crlf.yaml", &crlf), &[]);
+    assert_eq!((a.0, &a.1), (b.0, &b.1), "CRLF line endings plan like LF");
+
+    let path = write(
+        dir.path(),
+        "tabs.yaml",
+        "---\n# Source: c/templates/t.yaml\nkind: A\nmetadata:\n\tname: x\n",
+    );
+    let (code, _, err) = plan(&path, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("tabs.yaml:5:"),
+        "a tab in indentation is located: {err}"
+    );
+
+    let path = write(
+        dir.path(),
+        "nul.yaml",
+        b"---\n# Source: c/templates/n.yaml\nkind: A\x00\n".as_slice(),
+    );
+    let (code, _, err) = plan(&path, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("nul.yaml:3:"), "{err}");
+
+    let bom = [
+        b"\xEF\xBB\xBF".as_slice(),
+        doc("bom", "    helm.sh/resource-group: g\n").as_bytes(),
+    ]
+    .concat();
+    let (code, out, err) = plan(&write(dir.path(), "bom.yaml", bom), &[]);
+    assert_eq!(code, 0, "a UTF-8 byte order mark is skipped: {err}");
+    assert!(out.contains("\"name\": \"bom\""));
+}
+
+#[test]
+fn documents_that_are_not_objects_are_kept_and_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stream = "---\n# Source: c/templates/list.yaml\n- a\n- b\n---\n# Source: c/templates/scalar.yaml\njust text\n\
+        ---\n# Source: c/templates/nokind.yaml\napiVersion: v1\nmetadata:\n  name: x\n\
+        ---\n# Source: c/templates/nometa.yaml\napiVersion: v1\nkind: ConfigMap\n\
+        ---\n# Source: c/templates/block.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: block\ndata:\n  f: |\n    ---\n    not a separator\n\
+        ---\n# Source: c/templates/dup.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n  name: second\n";
+    let path = write(dir.path(), "odd.yaml", stream);
+    let (code, out, err) = plan(&path, &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("list.yaml): the document is a list"), "{err}");
+    assert!(
+        err.contains("scalar.yaml): the document is a string"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nokind.yaml): the object has no `kind`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nometa.yaml): the ConfigMap has no `metadata.name`"),
+        "{err}"
+    );
+    assert!(
+        out.contains("\"name\": \"block\""),
+        "an indented --- does not split: {out}"
+    );
+    assert!(
+        out.contains("\"name\": \"second\""),
+        "duplicate keys: the last wins, as in Helm: {out}"
+    );
+    let plan: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let docs: usize = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["resources"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(docs, 6, "nothing is lost");
+}
+
+#[test]
+fn many_tiny_documents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut stream = String::with_capacity(1_000_000 * 12);
+    for i in 0..1_000_000 {
+        writeln!(stream, "---\na: {i}").expect("write");
+    }
+    let path = write(dir.path(), "tiny.yaml", stream);
+    let (code, out, err) = plan(&path, &["--format", "text"]);
+    assert_eq!(code, 1, "a million non-objects are a million findings");
+    assert_eq!(err.lines().count(), 1_000_000, "each is reported once");
+    assert!(
+        out.contains("Chart: chart"),
+        "{}",
+        &out[..out.len().min(300)]
+    );
+}
+
+#[test]
+fn huge_annotations_and_graphs_stay_fast() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A 1 MB annotation value.
+    let value = "x".repeat(1024 * 1024);
+    let (code, _, err) = plan(
+        &write(
+            dir.path(),
+            "mb.yaml",
+            doc("mb", &format!("    helm.sh/resource-group: '{value}'\n")),
+        ),
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    // 100k depends-on entries, all missing: the group is demoted, quickly.
+    let names: Vec<String> = (0..100_000).map(|i| format!("\"g{i}\"")).collect();
+    let deps = format!(
+        "    helm.sh/resource-group: app\n    helm.sh/depends-on/resource-groups: '[{}]'\n",
+        names.join(",")
+    );
+    let (code, out, err) = plan(&write(dir.path(), "wide.yaml", doc("wide", &deps)), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"group\": null"), "demoted to unsequenced");
+    // 100k groups in a chain whose head is missing: the demotion cascades in one pass.
+    let mut chain = String::new();
+    for i in 0..100_000 {
+        let dep = if i == 0 {
+            "ghost".to_owned()
+        } else {
+            format!("g{}", i - 1)
+        };
+        chain.push_str(&doc(&format!("c{i}"), &format!("    helm.sh/resource-group: g{i}\n    helm.sh/depends-on/resource-groups: '[\"{dep}\"]'\n")));
+    }
+    let path = write(dir.path(), "chain.yaml", &chain);
+    let (code, out, err) = plan(&path, &["--format", "text"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Resource-group batches: (none)"),
+        "every group demoted"
+    );
+    // The same chain with its head present: 100k batches.
+    let (code, out, err) = plan(
+        &write(
+            dir.path(),
+            "chain-ok.yaml",
+            chain.replacen("'[\"ghost\"]'", "'[]'", 1),
+        ),
+        &["--format", "text"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Batch 100000: g99999"), "one batch per link");
+    // And closed into a cycle: reported as its path, without recursion.
+    let cycle = chain.replacen("'[\"ghost\"]'", "'[\"g99999\"]'", 1);
+    let (code, _, err) = plan(&write(dir.path(), "chain-cycle.yaml", cycle), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("g0 -> g99999 -> g99998"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+}
