@@ -246,6 +246,11 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
                 limits.max_files
             )));
         }
+        // The size in the header is what tar will read for this member: refuse before
+        // reading when it would break the cap.
+        if total + entry.size() > limits.max_archive_bytes {
+            return Err(bomb(display, limits));
+        }
         let mut data = Vec::new();
         entry.read_to_end(&mut data).map_err(|e| {
             Error::new(format!(
@@ -254,10 +259,7 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
         })?;
         total += data.len() as u64;
         if total > limits.max_archive_bytes {
-            return Err(Error::new(format!(
-                "{display}: archive expands beyond {} bytes (a decompression bomb?); raise --max-archive-bytes if it is genuine",
-                limits.max_archive_bytes
-            )));
+            return Err(bomb(display, limits));
         }
         files.insert(rel.to_owned(), data);
     }
@@ -269,6 +271,13 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
         origin: Origin::Archive,
         files,
     })
+}
+
+fn bomb(display: &str, limits: ChartLimits) -> Error {
+    Error::new(format!(
+        "{display}: archive expands beyond {} bytes (a decompression bomb?); raise --max-archive-bytes if it is genuine",
+        limits.max_archive_bytes
+    ))
 }
 
 fn build(

@@ -287,3 +287,204 @@ fn huge_annotations_and_graphs_stay_fast() {
         &err[..err.len().min(300)]
     );
 }
+
+/// Writes a gzipped tar archive with the given members (path, bytes); links as (path, target).
+fn tgz(path: &Path, members: &[(&str, &[u8])], links: &[(&str, &str)]) {
+    let file = std::fs::File::create(path).expect("create archive");
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut builder = tar::Builder::new(gz);
+    for (name, bytes) in members {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        // `set_path` refuses `..`, so write the raw name as an attacker would.
+        let raw = header.as_old_mut();
+        raw.name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+        builder.append(&header, *bytes).expect("append");
+    }
+    for (name, target) in links {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Symlink);
+        header.set_size(0);
+        builder
+            .append_link(&mut header, name, target)
+            .expect("link");
+    }
+    builder
+        .into_inner()
+        .expect("finish tar")
+        .finish()
+        .expect("finish gzip");
+}
+
+const CHART_YAML: &[u8] = b"apiVersion: v2\nname: evil\nversion: 0.1.0\n";
+
+#[test]
+fn hostile_chart_archives_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stream = write(dir.path(), "s.yaml", doc("x", "    a: b\n"));
+    let cases: Vec<(&str, Vec<(&str, &[u8])>, Vec<(&str, &str)>, &str)> = vec![
+        (
+            "slip.tgz",
+            vec![
+                ("evil/Chart.yaml", CHART_YAML),
+                ("evil/../../escape.yaml", b"x"),
+            ],
+            vec![],
+            "escapes the chart",
+        ),
+        (
+            "abs.tgz",
+            vec![("evil/Chart.yaml", CHART_YAML), ("/etc/evil.yaml", b"x")],
+            vec![],
+            "escapes the chart",
+        ),
+        (
+            "link.tgz",
+            vec![("evil/Chart.yaml", CHART_YAML)],
+            vec![("evil/templates/x.yaml", "/etc/passwd")],
+            "is a link",
+        ),
+        (
+            "two.tgz",
+            vec![
+                ("evil/Chart.yaml", CHART_YAML),
+                ("other/Chart.yaml", CHART_YAML),
+            ],
+            vec![],
+            "more than one chart",
+        ),
+    ];
+    for (name, members, links, expected) in cases {
+        let archive = dir.path().join(name);
+        tgz(&archive, &members, &links);
+        let (code, _, err) = run(chartseq()
+            .arg("plan")
+            .arg(&stream)
+            .arg("--chart")
+            .arg(&archive));
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains(expected) && err.contains(name),
+            "{name}: {err}"
+        );
+    }
+    assert!(
+        !dir.path().join("escape.yaml").exists() && !Path::new("/etc/evil.yaml").exists(),
+        "nothing is written"
+    );
+
+    // A decompression bomb: 64 MiB of zeros is a few dozen kilobytes compressed.
+    let zeros = vec![0u8; 64 * 1024 * 1024];
+    let archive = dir.path().join("bomb.tgz");
+    tgz(
+        &archive,
+        &[
+            ("evil/Chart.yaml", CHART_YAML),
+            ("evil/templates/zeros.yaml", &zeros),
+        ],
+        &[],
+    );
+    assert!(std::fs::metadata(&archive).expect("archive").len() < 1024 * 1024);
+    let (code, _, err) = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(&archive)
+        .args(["--max-archive-bytes", "16777216"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("decompression bomb") && err.contains("--max-archive-bytes"),
+        "{err}"
+    );
+
+    let not_gzip = write(dir.path(), "plain.tgz", b"not an archive");
+    let (code, _, err) = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(&not_gzip));
+    assert_eq!(code, 2);
+    assert!(err.contains("plain.tgz"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_leaving_a_chart_directory_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = dir.path().join("chart");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::write(chart.join("Chart.yaml"), CHART_YAML).expect("write");
+    std::os::unix::fs::symlink("/etc", chart.join("templates/etc")).expect("symlink");
+    let stream = write(dir.path(), "s.yaml", doc("x", "    a: b\n"));
+    let (code, _, err) = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(&chart));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("symbolic link points outside the chart"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ten_thousand_subcharts_and_dependency_loops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = dir.path().join("wide");
+    for i in 0..10_000 {
+        let sub = chart.join(format!("charts/s{i}"));
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        std::fs::write(
+            sub.join("Chart.yaml"),
+            format!("apiVersion: v2\nname: s{i}\nversion: 0.1.0\n"),
+        )
+        .expect("write");
+    }
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: wide\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    let mut stream = String::new();
+    for i in (0..10_000).step_by(1000) {
+        stream.push_str(&format!(
+            "---\n# Source: wide/charts/s{i}/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s{i}\n"
+        ));
+    }
+    let stream = write(dir.path(), "wide.yaml", stream);
+    let started = Instant::now();
+    let (code, out, err) = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(&chart));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Undeclared subchart \"s9000\""),
+        "undeclared subcharts go last, by name"
+    );
+
+    // `file://` dependencies are never followed: chartseq reads `charts/` only, so two charts
+    // naming each other cannot loop; the missing subchart is reported as Helm reports it.
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    for (me, other) in [(&a, "b"), (&b, "a")] {
+        std::fs::create_dir_all(me).expect("mkdir");
+        std::fs::write(
+            me.join("Chart.yaml"),
+            format!("apiVersion: v2\nname: {}\nversion: 0.1.0\ndependencies:\n  - name: {other}\n    version: 0.1.0\n    repository: file://../{other}\n", if other == "b" { "a" } else { "b" }),
+        )
+        .expect("write");
+    }
+    let (code, _, err) = run(chartseq().arg("plan").arg(&stream).arg("--chart").arg(&a));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("found in Chart.yaml, but missing in charts/ directory: b"),
+        "{err}"
+    );
+}
