@@ -319,13 +319,22 @@ fn tgz(path: &Path, members: &[(&str, &[u8])], links: &[(&str, &str)]) {
         .expect("finish gzip");
 }
 
+/// An archive case: name, members, links, expected error text.
+type Case<'a> = (
+    &'a str,
+    Vec<(&'a str, &'a [u8])>,
+    Vec<(&'a str, &'a str)>,
+    &'a str,
+);
+
 const CHART_YAML: &[u8] = b"apiVersion: v2\nname: evil\nversion: 0.1.0\n";
 
 #[test]
 fn hostile_chart_archives_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let stream = write(dir.path(), "s.yaml", doc("x", "    a: b\n"));
-    let cases: Vec<(&str, Vec<(&str, &[u8])>, Vec<(&str, &str)>, &str)> = vec![
+
+    let cases: Vec<Case> = vec![
         (
             "slip.tgz",
             vec![
@@ -451,9 +460,11 @@ fn ten_thousand_subcharts_and_dependency_loops() {
     .expect("write");
     let mut stream = String::new();
     for i in (0..10_000).step_by(1000) {
-        stream.push_str(&format!(
+        write!(
+            stream,
             "---\n# Source: wide/charts/s{i}/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s{i}\n"
-        ));
+        )
+        .expect("write");
     }
     let stream = write(dir.path(), "wide.yaml", stream);
     let started = Instant::now();
