@@ -135,6 +135,18 @@ pub fn load(input: &Input) -> Result<Model> {
     Ok(model)
 }
 
+/// Builds a model from a rendered stream held in memory, with no chart on disk (what the
+/// fuzz targets and embedders use).
+#[must_use]
+pub fn load_stream(name: &str, bytes: Vec<u8>, limits: Limits) -> Model {
+    let mut sources = SourceMap::default();
+    let stream = sources.add(name, Origin::Stdin, bytes);
+    let documents = parse_documents(&sources, stream, limits);
+    let mut model = Model { sources, charts: Vec::new(), documents: Vec::new(), stream };
+    place_documents(&mut model, documents);
+    model
+}
+
 /// When the stream carries no `crds/` documents (rendered without `--include-crds`), the CRDs
 /// of the enabled charts are read from disk, so the plan still shows the CRD phase.
 fn add_disk_crds(model: &mut Model, limits: Limits) {

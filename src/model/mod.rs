@@ -9,7 +9,7 @@ mod load;
 
 use std::collections::BTreeMap;
 
-pub use load::{Input, InputTarget, load};
+pub use load::{Input, InputTarget, load, load_stream};
 
 use crate::parse::Span;
 use crate::source::chart::{ChartMeta, DependencySpec};

@@ -116,6 +116,12 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: ChartLimits) -> Result
     build(dir_name, files, sources, limits, 0)
 }
 
+/// Loads a chart from the bytes of a `.tgz` archive.
+pub fn load_archive(display: &str, bytes: &[u8], sources: &mut SourceMap, limits: ChartLimits) -> Result<LoadedChart> {
+    let files = read_archive(display, bytes, limits)?;
+    build(display.to_owned(), files, sources, limits, 0)
+}
+
 fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
     let canonical_root = root.canonicalize().map_err(|e| {
         Error::io(
