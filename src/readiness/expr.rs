@@ -196,6 +196,14 @@ pub fn parse(text: &str) -> Result<Expression, ExprError> {
             format!("invalid JSONPath: {}", e.message),
         )
     })?;
+    let prefix = template.len() - path.len() - 1;
+    if let Some(problem) = compiled.unusable() {
+        let local = problem.offset.saturating_sub(prefix).min(path.len());
+        return Err(err(
+            path_start + local,
+            format!("invalid JSONPath: {}", problem.message),
+        ));
+    }
     let value = unquote(raw_value).to_owned();
     Ok(Expression {
         text: expr.to_owned(),
@@ -463,6 +471,9 @@ mod tests {
             ("{x} == 1", 1, "must start with . or ["),
             ("{.a[?(@.b==1 && @.c==2)]} == 1", 13, "U+0026 '&'"),
             ("{.x} == [1]", 8, "scalar"),
+            ("{.items.length()} == 1", 8, "functions"),
+            ("{.a[?(@.b==x)]} == 1", 11, "unrecognized identifier x"),
+            ("{.items[*] end} == 1", 11, "loops"),
         ];
         for (text, offset, needle) in cases {
             let e = parse(text).unwrap_err();

@@ -5,6 +5,7 @@
 //! result. Snapshots live in the top-level `snapshots/` directory.
 
 mod plan;
+mod readiness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

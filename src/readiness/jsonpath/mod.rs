@@ -69,7 +69,8 @@ pub(crate) enum Top {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Node {
     Text(String),
-    Field(String),
+    /// A key, with its offset in the template.
+    Field(String, usize),
     Array([Param; 3]),
     Filter {
         left: Vec<Node>,
@@ -82,7 +83,8 @@ pub(crate) enum Node {
     Wildcard,
     Recursive,
     Union(Vec<Vec<Node>>),
-    Identifier(String),
+    /// A bare word such as `range` or `end`, with its offset in the template.
+    Identifier(String, usize),
 }
 
 /// A parsed template.
@@ -103,6 +105,51 @@ pub fn parse(text: &str) -> Result<JsonPath, PathError> {
     Ok(JsonPath {
         tops: parser::parse_template(text)?,
     })
+}
+
+/// A construct that parses but can never work in a readiness expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unusable {
+    /// Byte offset in the template.
+    pub offset: usize,
+    pub message: String,
+}
+
+impl JsonPath {
+    /// The first construct that fails on every object, or can never match: a bare word other
+    /// than `range`/`end` (kubectl fails with "unrecognized identifier"), `range`/`end`
+    /// themselves (a readiness value is one path, not a loop), and a function call, which
+    /// kubectl reads as a field named `length()` that never exists.
+    #[must_use]
+    pub fn unusable(&self) -> Option<Unusable> {
+        fn walk(nodes: &[Node]) -> Option<Unusable> {
+            nodes.iter().find_map(|node| match node {
+                Node::Identifier(name, at) => Some(Unusable {
+                    offset: *at,
+                    message: if name == "range" || name == "end" {
+                        format!("`{name}` loops over results for display; a readiness expression reads one value")
+                    } else if name.contains('(') {
+                        format!("functions such as `{name}…)` are not part of kubectl's JSONPath (kubectl fails with \"unrecognized identifier {name}\")")
+                    } else {
+                        format!("unrecognized identifier {name}: a bare word is not a path (write `.{name}`)")
+                    },
+                }),
+                Node::Field(name, at) if name.ends_with(')') && name.contains('(') => Some(Unusable {
+                    offset: *at,
+                    message: format!(
+                        "functions such as `{name}` are not part of kubectl's JSONPath: it reads a field named `{name}`, which never exists"
+                    ),
+                }),
+                Node::Filter { left, right, .. } => walk(left).or_else(|| walk(right)),
+                Node::Union(lists) => lists.iter().find_map(|l| walk(l)),
+                _ => None,
+            })
+        }
+        self.tops.iter().find_map(|top| match top {
+            Top::List(nodes) => walk(nodes),
+            Top::Text(_) => None,
+        })
+    }
 }
 
 /// A value during evaluation: a piece of the object, or a literal of the template.
@@ -352,7 +399,7 @@ impl<'a> Evaluator<'a> {
             Node::Int(i) => Ok(vec![Item::Int(*i); input.len()]),
             Node::Float(f) => Ok(vec![Item::Float(*f); input.len()]),
             Node::Bool(b) => Ok(vec![Item::Bool(*b); input.len()]),
-            Node::Field(name) => self.eval_field(&input, name),
+            Node::Field(name, _) => self.eval_field(&input, name),
             Node::Array(params) => eval_array(input, params),
             Node::Filter { left, right, op } => self.eval_filter(input, left, right, op),
             Node::Wildcard => {
@@ -375,7 +422,7 @@ impl<'a> Evaluator<'a> {
                 }
                 Ok(out)
             }
-            Node::Identifier(name) => match name.as_str() {
+            Node::Identifier(name, _) => match name.as_str() {
                 "range" => {
                     self.begin_range += 1;
                     Ok(input)

@@ -227,6 +227,7 @@ impl Parser<'_, '_> {
     }
 
     fn parse_identifier(&mut self, cur: &mut Vec<Node>) {
+        let at = self.origin.map(self.pos);
         loop {
             let c = self.next();
             if is_terminator(c) {
@@ -238,7 +239,7 @@ impl Parser<'_, '_> {
         cur.push(match value {
             "true" => Node::Bool(true),
             "false" => Node::Bool(false),
-            _ => Node::Identifier(value.to_owned()),
+            _ => Node::Identifier(value.to_owned(), at),
         });
     }
 
@@ -411,6 +412,7 @@ impl Parser<'_, '_> {
 
     fn parse_field(&mut self, cur: &mut Vec<Node>) {
         self.consume();
+        let at = self.origin.map(self.pos);
         loop {
             let c = self.next();
             if c == Some('\\') {
@@ -424,7 +426,7 @@ impl Parser<'_, '_> {
         if value == "*" {
             cur.push(Node::Wildcard);
         } else {
-            cur.push(Node::Field(value.replace('\\', "")));
+            cur.push(Node::Field(value.replace('\\', ""), at));
         }
     }
 }
