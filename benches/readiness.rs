@@ -46,10 +46,7 @@ fn measure(name: &str, n: u64, mut f: impl FnMut(u64) -> bool) {
     let elapsed = start.elapsed();
     #[expect(clippy::cast_precision_loss, reason = "reporting only")]
     let per = elapsed.as_nanos() as f64 / n as f64;
-    println!(
-        "{name:<58} {per:>8.1} ns/eval  ({n} evals, {:.2?}, {met} met)",
-        elapsed
-    );
+    println!("{name:<58} {per:>8.1} ns/eval  ({n} evals, {elapsed:.2?}, {met} met)");
 }
 
 fn main() {
