@@ -162,7 +162,13 @@ pub fn parse(text: &str) -> Result<Expression, ExprError> {
     }
     let op_text = rest.split(is_go_space).next().unwrap_or(rest);
     let Some(op) = Op::parse(op_text) else {
-        let hint = if rest.starts_with(['=', '!', '<', '>']) {
+        let is_op_char = |c: char| matches!(c, '=' | '!' | '<' | '>');
+        let glued = ["==", "!=", "<=", ">=", "<", ">"].iter().any(|op| {
+            op_text
+                .strip_prefix(op)
+                .is_some_and(|tail| !tail.starts_with(is_op_char))
+        });
+        let hint = if glued {
             " (the operator must be separated from the value by whitespace, e.g. `{.x} == 1`)"
         } else {
             ""

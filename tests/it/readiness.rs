@@ -2,6 +2,7 @@
 //! readiness` end to end.
 
 mod command;
+mod expressions;
 mod fuzz;
 mod jsonpath_table;
 mod kstatus_table;

@@ -127,7 +127,7 @@ impl JsonPath {
                 Node::Identifier(name, at) => Some(Unusable {
                     offset: *at,
                     message: if name == "range" || name == "end" {
-                        format!("`{name}` loops over results for display; a readiness expression reads one value")
+                        format!("`{name}` belongs to `range … end` loops, which print lists; a readiness expression reads one value")
                     } else if name.contains('(') {
                         format!("functions such as `{name}…)` are not part of kubectl's JSONPath (kubectl fails with \"unrecognized identifier {name}\")")
                     } else {
