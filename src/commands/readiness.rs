@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::parse::{self, Limits};
 use crate::readiness::expr::{self, Expression};
 use crate::readiness::{
-    Condition, Engine, ExprKind, Judgement, KstatusOptions, Readiness, ReadinessError, Status,
+    Condition, ExprKind, Judgement, KstatusOptions, Readiness, ReadinessError, Status,
     annotation_expressions, parse_expressions,
 };
 use crate::source::{LineIndex, split_stream};
@@ -271,7 +271,7 @@ fn write_json(out: &mut dyn Write, judged: &[(&Object, Judgement)]) -> io::Resul
             json!({
                 "resource": resource,
                 "status": j.status.as_str(),
-                "engine": match j.engine { Engine::Custom => "custom", Engine::Kstatus => "kstatus" },
+                "engine": j.engine.as_str(),
                 "reason": j.reason,
                 "expressions": expressions,
             })
