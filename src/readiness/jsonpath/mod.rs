@@ -683,3 +683,40 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod offset_tests {
+    use super::parse;
+
+    /// Errors inside re-parsed pieces (union members, dict keys, filter operands) point into
+    /// the text as written.
+    #[test]
+    fn offsets_point_into_the_original_text() {
+        let cases = [
+            ("{.a[0, x]}", 7, "invalid array index x"),
+            ("{.a['b', 'c\"]}", 9, "invalid array index 'c\""),
+            (
+                "{.a['b (']}",
+                7,
+                "unrecognized character in action: U+0028 '('",
+            ),
+            (
+                "{.a[?(@.b==\"x\" & 1)]}",
+                15,
+                "unrecognized character in action: U+0026 '&'",
+            ),
+            (
+                "{.a[?(@.b ~ 1)]}",
+                10,
+                "unrecognized character in action: U+007E '~'",
+            ),
+            ("x {.a[1:y]}", 6, "invalid array index 1:y"),
+        ];
+        for (text, offset, message) in cases {
+            let Err(e) = parse(text) else {
+                panic!("{text} parsed");
+            };
+            assert_eq!((e.offset, e.message.as_str()), (offset, message), "{text}");
+        }
+    }
+}
