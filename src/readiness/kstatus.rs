@@ -251,7 +251,7 @@ fn statefulset(o: &Value) -> Outcome {
         }
         return (
             Status::Ready,
-            format!("partitioned rollout complete, {updated} replicas updated"),
+            format!("partitioned rollout complete ({updated} updated)"),
         );
     }
     if spec > current {
@@ -413,7 +413,7 @@ fn job(o: &Value) -> Outcome {
                 return (
                     Status::Failed,
                     format!(
-                        "Failed, {failed} of {completions} failed ({})",
+                        "Failed after {failed} failed pods ({})",
                         explain(&c, "no reason given")
                     ),
                 );
@@ -453,7 +453,7 @@ fn job_complete(o: &Value) -> Outcome {
                 return (
                     Status::Failed,
                     format!(
-                        "Failed, {failed} of {completions} failed ({})",
+                        "Failed after {failed} failed pods ({})",
                         explain(&c, "no reason given")
                     ),
                 );

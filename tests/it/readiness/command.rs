@@ -161,3 +161,18 @@ fn unreadable_input_is_a_tool_failure() {
     let (code, _, stderr) = readiness(&[fixture("readiness/kstatus").to_str().expect("utf-8")]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+#[test]
+fn kstatus_reasons_read_well() {
+    let mut all = String::new();
+    for file in ["workloads", "pods-jobs", "others"] {
+        let (code, stdout, stderr) =
+            readiness(&[&format!("fixtures/readiness/kstatus/{file}.yaml")]);
+        assert_eq!(code, 1, "{file}: {stderr}");
+        all.push_str(&stdout);
+    }
+    assert!(all.contains(
+        "Deployment/web-rolling: in-progress [kstatus] Deployment: 1 of 3 replicas available"
+    ));
+    snapshot_settings().bind(|| insta::assert_snapshot!("readiness_kstatus_text", all));
+}
