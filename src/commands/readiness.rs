@@ -58,7 +58,7 @@ fn read_input(settings: &ReadinessSettings) -> Result<(String, Vec<u8>), Error> 
     Ok((name, bytes))
 }
 
-/// Every object of the stream; a `kind: List` contributes its `items`.
+/// Every object of the stream; a list (`kind: List`, `PodList`, …) contributes its `items`.
 fn load_objects(name: &str, bytes: &[u8], limits: Limits) -> Result<Vec<Object>, Error> {
     let index = LineIndex::new(bytes);
     let mut objects = Vec::new();
@@ -84,8 +84,12 @@ fn load_objects(name: &str, bytes: &[u8], limits: Limits) -> Result<Vec<Object>,
                 node.describe()
             )));
         }
-        let is_list = value.get("kind").and_then(Value::as_str) == Some("List")
-            || value.get("items").is_some_and(Value::is_array) && value.get("kind").is_none();
+        // `kubectl get -o yaml` writes `kind: List`; the API itself answers `PodList` & co.
+        let has_items = value.get("items").is_some_and(Value::is_array);
+        let is_list = match value.get("kind").and_then(Value::as_str) {
+            Some(kind) => kind == "List" || (kind.ends_with("List") && has_items),
+            None => has_items,
+        };
         if is_list {
             let items = value
                 .get("items")

@@ -111,7 +111,7 @@ fn wait_for_jobs_counts_only_complete_jobs() {
 
 #[test]
 fn reads_a_list_from_stdin() {
-    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: PersistentVolumeClaim\n  metadata: {name: b, namespace: ns}\n  status: {phase: Pending}\n";
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: PersistentVolumeClaim\n  metadata: {name: b, namespace: ns}\n  status: {phase: Pending}\n---\napiVersion: v1\nkind: PodList\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  status: {phase: Succeeded}\n";
     let mut child = chartseq()
         .args(["readiness", "-", "--format", "json"])
         .stdin(Stdio::piped())
@@ -129,7 +129,9 @@ fn reads_a_list_from_stdin() {
     assert_eq!(output.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     let objects = doc["objects"].as_array().expect("objects");
-    assert_eq!(objects.len(), 2);
+    assert_eq!(objects.len(), 3);
+    assert_eq!(objects[2]["resource"]["kind"], "Pod");
+    assert_eq!(objects[2]["status"], "ready");
     assert_eq!(objects[0]["status"], "ready");
     assert_eq!(objects[1]["resource"]["namespace"], "ns");
     assert_eq!(objects[1]["status"], "in-progress");
