@@ -107,7 +107,8 @@ pub struct Observation {
     /// The printed value of the path, or `None` when the path does not resolve.
     pub observed: Option<String>,
     pub met: bool,
-    /// Why the expression could not be judged (an ordering operator on non-numbers).
+    /// Why the expression could not be judged (an ordering operator on non-numbers, a path
+    /// that failed for another reason than a missing key).
     pub note: Option<String>,
 }
 
@@ -358,10 +359,12 @@ impl Expression {
             allow_missing_keys: false,
         };
         match self.compiled.execute(object, options) {
-            Err(_) => Observation {
+            // A missing key says it all; other failures (an index out of range, a filter
+            // on a non-list) are worth showing.
+            Err(e) => Observation {
                 observed: None,
                 met: false,
-                note: None,
+                note: (!e.message.ends_with(" is not found")).then_some(e.message),
             },
             Ok(out) => {
                 let actual = out.trim().to_owned();

@@ -552,7 +552,7 @@ fn eval_array<'a>(input: Vec<Item<'a>>, params: &[Param; 3]) -> Step<'a> {
         if p[1].value > len || p[1].value < 0 {
             let message = format!(
                 "array index out of bounds: index {}, length {len}",
-                p[1].value - 1
+                p[1].value.saturating_sub(1)
             );
             return Err((input, eval_error(message)));
         }
