@@ -92,9 +92,18 @@ fn parsers_never_panic_and_offsets_are_in_range() {
         "status": {"x": [1, 2, {"t": "R", "a": {"b": 1}}], "a.b": "s", "name": "n", "phase": "Ready"},
         "items": [{"name": "a"}, {"name": "b"}], "a": {"b": [true, null, 1.5]}
     });
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    // CHARTSEQ_FUZZ_ITERATIONS / CHARTSEQ_FUZZ_SEED run longer or different searches.
+    let iterations: usize = std::env::var("CHARTSEQ_FUZZ_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let seed: u64 = std::env::var("CHARTSEQ_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(seed | 1);
     let mut parsed = 0;
-    for _ in 0..20_000 {
+    for _ in 0..iterations {
         let text = random_text(&mut rng);
         match jsonpath::parse(&text) {
             Ok(path) => {
@@ -125,7 +134,7 @@ fn parsers_never_panic_and_offsets_are_in_range() {
         }
     }
     // The generator must reach the evaluator, not only the error paths.
-    assert!(parsed > 1_000, "only {parsed} templates parsed");
+    assert!(parsed > iterations / 20, "only {parsed} templates parsed");
 }
 
 #[test]
