@@ -1,5 +1,7 @@
 //! The commands: load the model, plan, write the requested output.
 
+pub mod readiness;
+
 use std::fmt;
 use std::io::{self, Write};
 

@@ -11,6 +11,7 @@
 
 mod hostile;
 mod plan;
+mod readiness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
