@@ -142,7 +142,12 @@ pub fn load_stream(name: &str, bytes: Vec<u8>, limits: Limits) -> Model {
     let mut sources = SourceMap::default();
     let stream = sources.add(name, Origin::Stdin, bytes);
     let documents = parse_documents(&sources, stream, limits);
-    let mut model = Model { sources, charts: Vec::new(), documents: Vec::new(), stream };
+    let mut model = Model {
+        sources,
+        charts: Vec::new(),
+        documents: Vec::new(),
+        stream,
+    };
     place_documents(&mut model, documents);
     model
 }

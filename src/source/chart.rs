@@ -117,7 +117,12 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: ChartLimits) -> Result
 }
 
 /// Loads a chart from the bytes of a `.tgz` archive.
-pub fn load_archive(display: &str, bytes: &[u8], sources: &mut SourceMap, limits: ChartLimits) -> Result<LoadedChart> {
+pub fn load_archive(
+    display: &str,
+    bytes: &[u8],
+    sources: &mut SourceMap,
+    limits: ChartLimits,
+) -> Result<LoadedChart> {
     let files = read_archive(display, bytes, limits)?;
     build(display.to_owned(), files, sources, limits, 0)
 }

@@ -1,4 +1,4 @@
-//! Readiness: the kubectl JSONPath differential table, kstatus tables, and `chartseq
+//! Readiness: the kubectl `JSONPath` differential table, kstatus tables, and `chartseq
 //! readiness` end to end.
 
 mod command;
