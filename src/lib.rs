@@ -8,7 +8,10 @@
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod lint;
 pub mod model;
 pub mod parse;
 pub mod plan;
+pub mod report;
+pub mod rules;
 pub mod source;

@@ -1,5 +1,7 @@
 //! The commands: load the model, plan, write the requested output.
 
+pub mod lint;
+
 use std::fmt;
 use std::io::{self, Write};
 
@@ -22,6 +24,8 @@ pub enum Outcome {
 pub enum Failure {
     Tool(Error),
     Io(io::Error),
+    /// Already explained on standard error (with a source snippet); exit 2 quietly.
+    Reported,
 }
 
 impl fmt::Display for Failure {
@@ -29,6 +33,7 @@ impl fmt::Display for Failure {
         match self {
             Failure::Tool(e) => e.fmt(f),
             Failure::Io(e) => write!(f, "writing output: {e}"),
+            Failure::Reported => f.write_str("see above"),
         }
     }
 }

@@ -468,6 +468,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
             end: kind_node.span.end,
         }),
         redact,
+        facts: super::facts::read(kind, api_version, &node, file),
     }))
 }
 
