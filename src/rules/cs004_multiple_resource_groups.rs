@@ -39,7 +39,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
             *chart,
             second.loc,
             format!(
-                "{id} is in two resource groups: `{}` and `{}`",
+                "resource {id} is in two resource groups: `{}` and `{}`",
                 first.value, second.value
             ),
         )

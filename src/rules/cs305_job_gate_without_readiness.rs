@@ -51,7 +51,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 chart,
                 group.loc,
                 format!(
-                    "Job `{}` gates group `{}` but a started Job counts as ready, so dependents do not wait for it to finish",
+                    "the Job `{}` gates group `{}` but a started Job counts as ready, so dependents do not wait for it to finish",
                     r.id.name, group.value
                 ),
             )

@@ -55,7 +55,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 chart,
                 group.loc,
                 format!(
-                    "{} `{}` ({}) gates group `{}` but its readiness cannot be judged: it counts as ready once it has a Ready condition or none at all",
+                    "the {} `{}` ({}) gates group `{}` but its readiness cannot be judged: it counts as ready once it has a Ready condition or none at all",
                     r.id.kind, r.id.name, r.api_version, group.value
                 ),
             )

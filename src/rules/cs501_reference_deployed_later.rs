@@ -91,7 +91,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                     model.documents[doc].chart,
                     reference.loc,
                     format!(
-                        "{} `{}` uses {} `{}` ({}) which is {} it",
+                        "the {} `{}` uses {} `{}` ({}) which is {} it",
                         r.id.kind,
                         r.id.name,
                         tr.id.kind,

@@ -64,7 +64,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 model.documents[doc].chart,
                 r.kind_loc,
                 format!(
-                    "{} `{}` is installed {} its CustomResourceDefinition `{}`",
+                    "the custom resource {} `{}` is installed {} its CustomResourceDefinition `{}`",
                     r.id.kind,
                     r.id.name,
                     if crd_step == step { "in the same step as" } else { "without waiting for" },

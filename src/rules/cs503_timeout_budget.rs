@@ -34,12 +34,21 @@ fn check(ctx: &Context, sink: &mut Sink) {
         return;
     }
     // Longest chain ending at each step; steps only name earlier steps as prerequisites.
-    let mut depth = vec![1usize; steps.len()];
+    // A step holding no resource (only empty documents) waits for nothing.
+    let waits = |i: usize| {
+        usize::from(
+            steps[i]
+                .resources
+                .iter()
+                .any(|&d| ctx.model.resource(d).is_some()),
+        )
+    };
+    let mut depth: Vec<usize> = (0..steps.len()).map(waits).collect();
     let mut from: Vec<Option<usize>> = vec![None; steps.len()];
     for (i, step) in steps.iter().enumerate() {
         for &a in &step.after {
-            if a < i && depth[a] + 1 > depth[i] {
-                depth[i] = depth[a] + 1;
+            if a < i && depth[a] + waits(i) > depth[i] {
+                depth[i] = depth[a] + waits(i);
                 from[i] = Some(a);
             }
         }
@@ -62,11 +71,17 @@ fn check(ctx: &Context, sink: &mut Sink) {
     while let Some(prev) = chain.last().and_then(|&s| from[s]) {
         chain.push(prev);
     }
+    chain.retain(|&s| waits(s) == 1);
     chain.reverse();
     let names: Vec<String> = chain.iter().map(|&s| ctx.step_name(s)).collect();
     let model = ctx.model;
     let step = &steps[last];
-    let Some(&doc) = step.resources.first() else {
+    let Some(&doc) = step
+        .resources
+        .iter()
+        .find(|&&d| model.resource(d).is_some())
+        .or(step.resources.first())
+    else {
         return;
     };
     let loc = model
