@@ -215,6 +215,7 @@ pub fn explain(code: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, F
             "severity": rule.severity.as_str(),
             "summary": rule.summary,
             "documentation": rule.doc(),
+            "page": rule.page(),
         });
         serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
         writeln!(out)?;

@@ -58,7 +58,13 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
                 message: d.label.clone(),
                 primary: true,
             });
-            match doc.and_then(|doc| document_relative(model, doc, d.loc)) {
+            // With the template on disk but the line not in it, the rendered line is the
+            // honest location; without the chart, the `# Source:` path is the best name.
+            let on_disk = doc.is_some_and(|doc| model.documents[doc].template.is_some());
+            match doc
+                .filter(|_| !on_disk)
+                .and_then(|doc| document_relative(model, doc, d.loc))
+            {
                 Some(p) => p,
                 None => position(model.sources.get(d.loc.file), d.loc.span, None),
             }

@@ -156,18 +156,60 @@ impl Reporter for Human {
     }
 }
 
-/// Every Secret `data`/`stringData` span of the stream.
+/// Every Secret `data`/`stringData` span of the stream. Documents that did not parse have no
+/// spans: when they look like a Secret, everything under a top-level `data:`/`stringData:`
+/// key is cut by line.
 fn secret_spans(model: &Model) -> Vec<(u32, u32)> {
-    model
-        .documents
-        .iter()
-        .filter_map(|d| match &d.content {
-            Content::Resource(r) => Some(r.redact.iter()),
-            _ => None,
-        })
-        .flatten()
-        .map(|s| (s.start, s.end))
-        .collect()
+    let stream = model.sources.get(model.stream);
+    let mut out = Vec::new();
+    for d in &model.documents {
+        match &d.content {
+            Content::Resource(r) => out.extend(r.redact.iter().map(|s| (s.start, s.end))),
+            Content::Invalid { .. } | Content::NotAnObject { .. } => {
+                let text = stream.text(d.span);
+                if text.contains("Secret") {
+                    out.extend(textual_secret_spans(&text, d.span.start));
+                }
+            }
+            Content::Empty => {}
+        }
+    }
+    out
+}
+
+/// Cuts the values under top-level `data:` / `stringData:` keys of YAML text, line by line.
+fn textual_secret_spans(text: &str, base: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indented = body.starts_with([' ', '\t']) || body.is_empty();
+        if inside && indented {
+            // Keep the key, cut the value (`  password: <redacted>`).
+            let value_at = body.find(": ").map_or(0, |i| i + 2);
+            if !body[value_at..].trim().is_empty() {
+                out.push((
+                    base + (start + value_at) as u32,
+                    base + (start + body.len()) as u32,
+                ));
+            }
+            continue;
+        }
+        inside = false;
+        for key in ["data:", "stringData:"] {
+            if let Some(rest) = body.strip_prefix(key) {
+                inside = true;
+                if !rest.trim().is_empty() {
+                    let at = start + key.len();
+                    out.push((base + at as u32, base + (start + body.len()) as u32));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn plural(n: usize) -> &'static str {

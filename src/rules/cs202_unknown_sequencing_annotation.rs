@@ -87,7 +87,7 @@ fn judge(key: &str, known: &[&str]) -> Option<(String, String)> {
     if let Some((old, new)) = SUPERSEDED.iter().find(|(old, _)| *old == lower) {
         return Some((
             format!("`{key}` is a key of the superseded sequencing draft and does nothing"),
-            format!("HIP-0025 replaced `{old}` with {new}"),
+            format!("use {new} instead (HIP-0025 replaced `{old}`)"),
         ));
     }
     let (best, distance) = known

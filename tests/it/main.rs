@@ -4,6 +4,7 @@
 //! environment so that a developer's `KUBECONFIG`, colours or CI variables never change a
 //! result. Snapshots live in the top-level `snapshots/` directory.
 
+mod lint;
 mod plan;
 
 use std::path::{Path, PathBuf};
