@@ -12,6 +12,7 @@ pub mod lint;
 pub mod model;
 pub mod parse;
 pub mod plan;
+pub mod readiness;
 pub mod report;
 pub mod rules;
 pub mod source;

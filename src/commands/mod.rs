@@ -1,6 +1,7 @@
 //! The commands: load the model, plan, write the requested output.
 
 pub mod lint;
+pub mod readiness;
 
 use std::fmt;
 use std::io::{self, Write};
