@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn selectors_match_codes_prefixes_and_names() {
-        assert_eq!(matching("CS30").len(), 3);
+        assert_eq!(matching("CS30").len(), 6);
         assert_eq!(matching("missing-resource-group"), vec!["CS101"]);
         assert_eq!(matching("cs101"), vec!["CS101"]);
         assert!(matching("nope").is_empty());

@@ -30,6 +30,8 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
             namespace: r.id.namespace.clone(),
             name: r.id.name.clone(),
         });
+    let mut d = d;
+    d.loc = trim_quoted(model, d.loc);
     let mut notes = d.notes;
     let mut labels = Vec::new();
     let primary = map(model, d.loc);
@@ -71,6 +73,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         }
     };
     for (loc, message) in d.secondary {
+        let loc = trim_quoted(model, loc);
         let mapped = map(model, loc);
         labels.push(Label {
             loc: mapped.template.unwrap_or(loc),
@@ -95,6 +98,47 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         labels,
         source_path,
     }
+}
+
+/// A quoted scalar's span ends at its closing quote (the parser's may run on over a trailing
+/// comment).
+fn trim_quoted(model: &Model, loc: Loc) -> Loc {
+    let file = model.sources.get(loc.file);
+    let bytes = &file.bytes;
+    let (start, end) = (
+        loc.span.start as usize,
+        (loc.span.end as usize).min(bytes.len()),
+    );
+    let Some(&quote) = bytes.get(start).filter(|b| **b == b'\'' || **b == b'"') else {
+        return loc;
+    };
+    let text = &bytes[start..end.max(start)];
+    if text.contains(&b'\n') {
+        return loc;
+    }
+    let mut i = 1;
+    while i < text.len() {
+        if text[i] == b'\\' && quote == b'"' {
+            i += 2;
+            continue;
+        }
+        if text[i] == quote {
+            // `''` is an escaped quote in single-quoted YAML.
+            if quote == b'\'' && text.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            return Loc {
+                file: loc.file,
+                span: Span {
+                    start: loc.span.start,
+                    end: loc.span.start + i as u32 + 1,
+                },
+            };
+        }
+        i += 1;
+    }
+    loc
 }
 
 struct Mapped {

@@ -1,9 +1,12 @@
 //! Facts about a resource beyond its annotations, read once while the document tree is alive:
 //! what a Pod spec refers to (`ConfigMap`s, `Secret`s, `ServiceAccount`s, PVCs) and what a
-//! `CustomResourceDefinition` defines. Lint rules CS501 and CS502 (SPEC §4) read these; nothing
-//! re-parses the document.
+//! `CustomResourceDefinition` defines, and every readiness expression parsed by the parser
+//! `apply` evaluates with. Lint rules CS302-CS304, CS501 and CS502 (SPEC §4) read these;
+//! nothing re-parses the document or the annotations.
 
+use super::annotations::{Sequencing, Spanned};
 use crate::parse::{Node, Span};
+use crate::readiness::expr::{self, ExprError, Expression};
 use crate::source::{FileId, Loc};
 
 /// The kind of object a Pod spec refers to by name.
@@ -46,11 +49,54 @@ pub struct CrdDef {
     pub kind: String,
 }
 
+/// One readiness expression of `helm.sh/readiness-success` / `-failure`, parsed by the same
+/// parser `apply` evaluates with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReadinessExpr {
+    /// From `helm.sh/readiness-failure` (else `-success`).
+    pub failure: bool,
+    /// Position in the JSON array.
+    pub index: usize,
+    pub text: String,
+    pub parsed: Result<Expression, ExprError>,
+    /// The annotation value holding it.
+    pub loc: Loc,
+}
+
 /// Facts kept for the rules.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Facts {
     pub pod_refs: Vec<PodRef>,
     pub crd: Option<CrdDef>,
+    pub readiness: Vec<ReadinessExpr>,
+}
+
+/// Parses every readiness expression of well-formed readiness annotations.
+#[must_use]
+pub fn readiness(seq: &Sequencing) -> Vec<ReadinessExpr> {
+    let mut out = Vec::new();
+    for (failure, list) in [
+        (false, &seq.readiness_success),
+        (true, &seq.readiness_failure),
+    ] {
+        let Some(Spanned {
+            value: Ok(texts),
+            loc,
+        }) = list
+        else {
+            continue;
+        };
+        for (index, text) in texts.iter().enumerate() {
+            out.push(ReadinessExpr {
+                failure,
+                index,
+                text: text.clone(),
+                parsed: expr::parse(text),
+                loc: *loc,
+            });
+        }
+    }
+    out
 }
 
 /// Kinds whose objects carry a Pod template, and the path to its `spec`.

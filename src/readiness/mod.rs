@@ -478,7 +478,11 @@ mod tests {
             "{}",
             e.message
         );
-        let obj = annotated(r#"["{.succeeded}==1"]"#, r#"["{.failed} >= 1"]"#, &json!({}));
+        let obj = annotated(
+            r#"["{.succeeded}==1"]"#,
+            r#"["{.failed} >= 1"]"#,
+            &json!({}),
+        );
         let e = Readiness::for_object(&obj, KstatusOptions::default()).unwrap_err();
         let (text, err) = e.expression.unwrap();
         assert_eq!(text, "{.succeeded}==1");

@@ -85,6 +85,9 @@ mod cs201_malformed_annotation_value;
 mod cs202_unknown_sequencing_annotation;
 mod cs203_sequencing_in_chart_v2;
 mod cs301_one_sided_readiness;
+mod cs302_malformed_readiness_expression;
+mod cs303_non_numeric_ordering_comparison;
+mod cs304_readiness_path_outside_status;
 mod cs305_job_gate_without_readiness;
 mod cs306_unjudgeable_readiness;
 mod cs401_sequencing_on_hook;
@@ -109,6 +112,9 @@ pub use cs201_malformed_annotation_value::MALFORMED_ANNOTATION_VALUE;
 pub use cs202_unknown_sequencing_annotation::UNKNOWN_SEQUENCING_ANNOTATION;
 pub use cs203_sequencing_in_chart_v2::SEQUENCING_IN_CHART_V2;
 pub use cs301_one_sided_readiness::ONE_SIDED_READINESS;
+pub use cs302_malformed_readiness_expression::MALFORMED_READINESS_EXPRESSION;
+pub use cs303_non_numeric_ordering_comparison::NON_NUMERIC_ORDERING_COMPARISON;
+pub use cs304_readiness_path_outside_status::READINESS_PATH_OUTSIDE_STATUS;
 pub use cs305_job_gate_without_readiness::JOB_GATE_WITHOUT_READINESS;
 pub use cs306_unjudgeable_readiness::UNJUDGEABLE_READINESS;
 pub use cs401_sequencing_on_hook::SEQUENCING_ON_HOOK;
@@ -135,6 +141,9 @@ pub static RULES: &[&Rule] = &[
     &UNKNOWN_SEQUENCING_ANNOTATION,
     &SEQUENCING_IN_CHART_V2,
     &ONE_SIDED_READINESS,
+    &MALFORMED_READINESS_EXPRESSION,
+    &NON_NUMERIC_ORDERING_COMPARISON,
+    &READINESS_PATH_OUTSIDE_STATUS,
     &JOB_GATE_WITHOUT_READINESS,
     &UNJUDGEABLE_READINESS,
     &SEQUENCING_ON_HOOK,
