@@ -256,10 +256,23 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// The byte range of the line holding `offset`, without its newline.
+#[must_use]
+pub fn line_bounds(bytes: &[u8], offset: usize) -> std::ops::Range<usize> {
+    let offset = offset.min(bytes.len());
+    let start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[offset..]).map_or(bytes.len(), |i| offset + i);
+    let end = if end > start && bytes[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    };
+    start..end
+}
+
 fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Option<Loc> {
     let stream = model.sources.get(model.stream);
-    let line_no = stream.line_col(loc.span.start).line;
-    let range = stream.lines.line_range(&stream.bytes, line_no)?;
+    let range = line_bounds(&stream.bytes, loc.span.start as usize);
     let rendered_line = String::from_utf8_lossy(&stream.bytes[range.clone()]).into_owned();
     let trimmed = rendered_line.trim();
     if trimmed.is_empty() {

@@ -125,9 +125,7 @@ fn comments(ctx: &Context, file: FileId, out: &mut Vec<Suppression>) {
     let finder = memchr::memmem::Finder::new(COMMENT.as_bytes());
     for at in finder.find_iter(bytes) {
         let line = source.line_col(at as u32).line;
-        let Some(range) = source.lines.line_range(bytes, line) else {
-            continue;
-        };
+        let range = super::locate::line_bounds(bytes, at);
         let text = String::from_utf8_lossy(&bytes[range.clone()]);
         let trimmed = text.trim_start();
         let Some(rest) = trimmed
@@ -142,14 +140,17 @@ fn comments(ctx: &Context, file: FileId, out: &mut Vec<Suppression>) {
         };
         // The next line that is not itself a comment.
         let mut target = line + 1;
-        while let Some(r) = source.lines.line_range(bytes, target) {
-            if !String::from_utf8_lossy(&bytes[r])
+        let mut next = range.end + 1;
+        while next < bytes.len() {
+            let r = super::locate::line_bounds(bytes, next);
+            if !String::from_utf8_lossy(&bytes[r.clone()])
                 .trim_start()
                 .starts_with('#')
             {
                 break;
             }
             target += 1;
+            next = r.end + 1;
         }
         let doc = (file == model.stream)
             .then(|| super::locate::document_at(model, at as u32))

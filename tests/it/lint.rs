@@ -3,6 +3,7 @@
 //! diagnostics`), snapshots check the wording of every format, and lint agrees with plan.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::{chartseq, fixture, root, run, snapshot_settings};
@@ -279,10 +280,11 @@ fn every_format_is_snapshotted_per_rule() {
                 }
                 cmd.args(["--format", format]).args(&f.args);
                 let (status, stdout, stderr) = run(&mut cmd);
-                text.push_str(&format!(
-                    "### {} --format {format} (exit {status})\n{stdout}{stderr}\n",
+                let _ = writeln!(
+                    text,
+                    "### {} --format {format} (exit {status})\n{stdout}{stderr}",
                     rel(&f.stream)
-                ));
+                );
             }
         }
         settings.bind(|| insta::assert_snapshot!(format!("lint_{code}"), text));
