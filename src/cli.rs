@@ -37,6 +37,7 @@ pub enum Command {
     /// Print the documents in install order with `## START/END resource-group` markers.
     Template(TemplateArgs),
     /// Find sequencing mistakes (SPEC rules CS000-CS901), each pointing at the template line.
+    #[command(after_long_help = LINT_HELP)]
     Lint(LintArgs),
     /// Show the documentation of one rule.
     Explain(ExplainArgs),
@@ -46,6 +47,22 @@ pub enum Command {
     /// output of `kubectl get -o yaml`.
     Readiness(ReadinessArgs),
 }
+
+const LINT_HELP: &str = "\
+Configuration: .chartseq.toml in the target's directory or above (or --config FILE):
+  select = [\"CS\"]                codes, prefixes (CS3), rule names, or ALL
+  extend-select = []
+  ignore = [\"CS503\"]
+  [severity]                     per-rule overrides: error, warning, info
+  CS305 = \"error\"
+  [per-file-ignores]             globs on template paths
+  \"templates/jobs/*.yaml\" = [\"CS305\"]
+
+Inline suppressions: the annotation `chartseq.io/ignore: \"CS305,CS501\"` on a resource, or the
+comment `# chartseq: ignore[CS305]` on the line above (comments survive helm template).
+`chartseq rules` lists the rules; `chartseq explain CS101` documents one.
+
+Exit status: 0 when no finding is at or above --fail-on, 1 otherwise, 2 when chartseq failed.";
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum LintFormatArg {

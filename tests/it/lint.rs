@@ -350,6 +350,40 @@ fn exit_codes_follow_fail_on() {
 }
 
 #[test]
+fn stdin_and_colour() {
+    use std::io::Write as _;
+    let mut child = chartseq()
+        .args(["lint", "-", "--format", "concise"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let text = std::fs::read(fixture("rules/CS101/missing.yaml")).expect("fixture");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&text)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("app/templates/app.yaml:7:41: CS101 [error]"),
+        "{stdout}"
+    );
+    let (_, plain, _) = run(chartseq().args(["lint", "fixtures/rules/CS101/missing.yaml"]));
+    assert!(!plain.contains('\u{1b}'), "no colour when not a terminal");
+    let (_, coloured, _) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS101/missing.yaml",
+        "--color",
+        "always",
+    ]));
+    assert!(coloured.contains("\u{1b}["), "{coloured}");
+}
+
+#[test]
 fn select_ignore_and_prefixes() {
     let stream = "fixtures/rules/CS501/later.yaml";
     let f = Fixture {
