@@ -215,3 +215,27 @@ fn textual_secret_spans(text: &str, base: u32) -> Vec<(u32, u32)> {
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_cuts_values_and_moves_offsets() {
+        let text = "kind: Secret\nstringData:\n  password: hunter2\nkind2: x\n";
+        let cuts = textual_secret_spans(text, 0);
+        let redacted = Redacted::new(text.as_bytes(), cuts);
+        assert_eq!(
+            redacted.text,
+            "kind: Secret\nstringData:\n  password: <redacted>\nkind2: x\n"
+        );
+        let after = text.find("kind2").expect("present") as u32;
+        assert_eq!(&redacted.text[redacted.map(after)..], "kind2: x\n");
+        let inside = text.find("hunter2").expect("present") as u32 + 2;
+        assert_eq!(
+            &redacted.text[redacted.map(inside)..redacted.map(inside) + 10],
+            "<redacted>"
+        );
+        assert_eq!(redacted.map(0), 0);
+    }
+}
