@@ -83,10 +83,11 @@ pub fn apply(ctx: &Context, diagnostics: &mut Vec<Diagnostic>) -> Vec<Diagnostic
     });
     let mut unused = Vec::new();
     for s in suppressions {
-        let live = s
-            .codes
-            .iter()
-            .any(|c| crate::rules::find(c).is_some_and(|r| ctx.settings.selection.enabled(r)));
+        // Unknown names are reported; codes of rules that did not run are not.
+        let live = s.codes.is_empty()
+            || s.codes
+                .iter()
+                .any(|c| crate::rules::find(c).is_some_and(|r| ctx.settings.selection.enabled(r)));
         if s.used || !live {
             continue;
         }
