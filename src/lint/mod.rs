@@ -238,7 +238,25 @@ pub fn run(model: &Model, settings: &Settings) -> Report {
     {
         diagnostics.extend(unused);
     }
+    report(&ctx, diagnostics)
+}
 
+/// The plan's fatal issues (SPEC §2) as findings, worded and located exactly as `lint`
+/// reports them, so that `plan`, `template` and `lint` say the same thing. Suppressions and
+/// configuration do not apply: a suppressed cycle still makes the plan impossible.
+#[must_use]
+pub fn plan_issue_findings(model: &Model) -> Report {
+    let settings = Settings::default();
+    let ctx = Context::new(model, &settings);
+    let mut sink = Sink::default();
+    for check in crate::rules::PLAN_ISSUE_CHECKS {
+        check(&ctx, &mut sink);
+    }
+    report(&ctx, sink.diagnostics)
+}
+
+/// Locates, filters, de-duplicates and sorts diagnostics.
+fn report(ctx: &Context, diagnostics: Vec<Diagnostic>) -> Report {
     let mut seen = BTreeSet::new();
     let mut findings: Vec<Finding> = Vec::with_capacity(diagnostics.len());
     for d in diagnostics {

@@ -74,6 +74,11 @@ fn check(ctx: &Context, sink: &mut Sink) {
             }
         }
     }
+    check_plan_issues(ctx, sink);
+}
+
+/// Malformed subchart lists, which make the plan impossible.
+pub(crate) fn check_plan_issues(ctx: &Context, sink: &mut Sink) {
     for issue in &ctx.issues {
         if let PlanIssue::MalformedSubchartList { chart, error, loc } = issue {
             let key = if ctx.model.charts[*chart]

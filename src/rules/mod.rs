@@ -156,6 +156,16 @@ pub static RULES: &[&Rule] = &[
     &UNUSED_SUPPRESSION,
 ];
 
+/// The checks that report the planner's fatal issues (`PlanIssue`), for `plan` and `template`.
+pub static PLAN_ISSUE_CHECKS: &[fn(&Context, &mut Sink)] = &[
+    RESOURCE_GROUP_CYCLE.check,
+    SUBCHART_CYCLE.check,
+    MULTIPLE_RESOURCE_GROUPS.check,
+    UNKNOWN_SUBCHART.check,
+    AMBIGUOUS_SUBCHART.check,
+    cs201_malformed_annotation_value::check_plan_issues,
+];
+
 /// The rule with this code or kebab name.
 #[must_use]
 pub fn find(code_or_name: &str) -> Option<&'static Rule> {

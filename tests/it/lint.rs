@@ -312,7 +312,7 @@ fn lint_and_plan_agree_on_every_fixture() {
             let (status, _, stderr) = run(&mut cmd);
             let plan: BTreeSet<String> = fatal
                 .iter()
-                .filter(|c| stderr.contains(&format!("[{c}]")))
+                .filter(|c| stderr.contains(&format!("[{c}/")))
                 .map(|c| (*c).to_owned())
                 .collect();
             assert_eq!(lint, plan, "{}: lint and plan disagree", rel(&f.stream));
