@@ -260,7 +260,7 @@ fn report(ctx: &Context, diagnostics: Vec<Diagnostic>) -> Report {
     let mut seen = BTreeSet::new();
     let mut findings: Vec<Finding> = Vec::with_capacity(diagnostics.len());
     for d in diagnostics {
-        let finding = locate::finding(&ctx, d);
+        let finding = locate::finding(ctx, d);
         if ctx.settings.config.file_ignored(&finding) {
             continue;
         }
