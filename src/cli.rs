@@ -22,7 +22,7 @@ use crate::source::values::ValueInputs;
 #[command(
     name = "chartseq",
     version,
-    about = "Make Helm resource sequencing (HIP-0025) safe: plan and template sequenced charts"
+    about = "Make Helm resource sequencing (HIP-0025) safe: lint, plan and template sequenced charts"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,9 +36,155 @@ pub enum Command {
     Plan(PlanArgs),
     /// Print the documents in install order with `## START/END resource-group` markers.
     Template(TemplateArgs),
+    /// Find sequencing mistakes (SPEC rules CS000-CS901), each pointing at the template line.
+    #[command(after_long_help = LINT_HELP)]
+    Lint(LintArgs),
+    /// Show the documentation of one rule.
+    Explain(ExplainArgs),
+    /// List every rule.
+    Rules(RulesArgs),
     /// Judge recorded objects' readiness offline (custom expressions or kstatus), e.g. the
     /// output of `kubectl get -o yaml`.
     Readiness(ReadinessArgs),
+}
+
+const LINT_HELP: &str = "\
+Configuration: .chartseq.toml in the target's directory or above (or --config FILE):
+  select = [\"CS\"]                codes, prefixes (CS3), rule names, or ALL
+  extend-select = []
+  ignore = [\"CS503\"]
+  [severity]                     per-rule overrides: error, warning, info
+  CS305 = \"error\"
+  [per-file-ignores]             globs on template paths
+  \"templates/jobs/*.yaml\" = [\"CS305\"]
+
+Inline suppressions: the annotation `chartseq.io/ignore: \"CS305,CS501\"` on a resource, or the
+comment `# chartseq: ignore[CS305]` on the line above (comments survive helm template).
+`chartseq rules` lists the rules; `chartseq explain CS101` documents one.
+
+Exit status: 0 when no finding is at or above --fail-on, 1 otherwise, 2 when chartseq failed.";
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LintFormatArg {
+    Human,
+    Concise,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FailOnArg {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: LintFormatArg,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 1 when a finding is at or above this severity.
+    #[arg(long = "fail-on", value_enum, default_value = "error")]
+    pub fail_on: FailOnArg,
+    /// Rules to run (codes, prefixes like CS3, names, or ALL); replaces the configuration's.
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    pub select: Option<Vec<String>>,
+    /// Rules to run in addition to the selected ones.
+    #[arg(long = "extend-select", value_delimiter = ',', value_name = "RULES")]
+    pub extend_select: Vec<String>,
+    /// Rules not to run.
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
+    pub ignore: Vec<String>,
+    /// Configuration file (default: .chartseq.toml in the target's directory or above).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The release timeout the plan must fit in (CS503), as for helm.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = commands::lint::parse_duration)]
+    pub timeout: Duration,
+    /// The bound on each readiness wait (CS503); must not exceed --timeout.
+    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = commands::lint::parse_duration)]
+    pub readiness_timeout: Duration,
+    /// Colour the human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DocFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A rule code (CS101) or name (missing-resource-group).
+    #[arg(value_name = "RULE")]
+    pub rule: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DocFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RulesFormatArg {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: RulesFormatArg,
+}
+
+impl LintArgs {
+    /// The validated settings of this command line.
+    #[must_use]
+    pub fn to_options(&self) -> commands::lint::LintOptions {
+        use crate::lint::Severity;
+        commands::lint::LintOptions {
+            input: self.input.to_input(),
+            format: match self.format {
+                LintFormatArg::Human => crate::report::Format::Human,
+                LintFormatArg::Concise => crate::report::Format::Concise,
+                LintFormatArg::Json => crate::report::Format::Json,
+            },
+            output: self.output.clone(),
+            fail_on: match self.fail_on {
+                FailOnArg::Error => Some(Severity::Error),
+                FailOnArg::Warning => Some(Severity::Warning),
+                FailOnArg::Info => Some(Severity::Info),
+                FailOnArg::Never => None,
+            },
+            select: crate::lint::config::SelectArgs {
+                select: self.select.clone(),
+                extend_select: self.extend_select.clone(),
+                ignore: self.ignore.clone(),
+            },
+            config: self.config.clone(),
+            timeout: self.timeout,
+            readiness_timeout: self.readiness_timeout,
+            color: match self.color {
+                ColorArg::Auto => commands::lint::Color::Auto,
+                ColorArg::Always => commands::lint::Color::Always,
+                ColorArg::Never => commands::lint::Color::Never,
+            },
+        }
+    }
 }
 
 /// Where the chart comes from and how to render it.
@@ -231,6 +377,7 @@ pub fn main() -> ExitCode {
         Err(commands::Failure::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
         }
+        Err(commands::Failure::Reported) => ExitCode::from(2),
         Err(failure) => {
             let _ = writeln!(err, "chartseq: error: {failure}");
             ExitCode::from(2)
@@ -261,6 +408,13 @@ fn run(
                 keep_sequencing_annotations: args.keep_sequencing_annotations,
             };
             commands::template(&input, options, out, err)
+        }
+        Command::Lint(args) => commands::lint::lint(&args.to_options(), out, err),
+        Command::Explain(args) => {
+            commands::lint::explain(&args.rule, matches!(args.format, DocFormatArg::Json), out)
+        }
+        Command::Rules(args) => {
+            commands::lint::rules(matches!(args.format, RulesFormatArg::Json), out)
         }
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
     }

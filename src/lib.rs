@@ -8,8 +8,11 @@
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod lint;
 pub mod model;
 pub mod parse;
 pub mod plan;
 pub mod readiness;
+pub mod report;
+pub mod rules;
 pub mod source;

@@ -1,5 +1,6 @@
 //! The commands: load the model, plan, write the requested output.
 
+pub mod lint;
 pub mod readiness;
 
 use std::fmt;
@@ -24,6 +25,8 @@ pub enum Outcome {
 pub enum Failure {
     Tool(Error),
     Io(io::Error),
+    /// Already explained on standard error (with a source snippet); exit 2 quietly.
+    Reported,
 }
 
 impl fmt::Display for Failure {
@@ -31,6 +34,7 @@ impl fmt::Display for Failure {
         match self {
             Failure::Tool(e) => e.fmt(f),
             Failure::Io(e) => write!(f, "writing output: {e}"),
+            Failure::Reported => f.write_str("see above"),
         }
     }
 }
@@ -80,6 +84,17 @@ fn load_and_plan(
     Ok((model, plan, bad))
 }
 
+/// Explains why there is no plan with the same findings `lint` reports (rendered snippets
+/// with the template lines); the plain listing is kept for the unexpected case where the rules
+/// see nothing.
+fn write_plan_error(err: &mut dyn Write, model: &Model, e: &plan::PlanError) -> io::Result<()> {
+    let report = crate::lint::plan_issue_findings(model);
+    if report.findings.is_empty() {
+        return output::write_plan_error(err, model, e);
+    }
+    crate::report::reporter(crate::report::Format::Human, false).report(err, model, &report)
+}
+
 /// `chartseq plan`.
 pub fn plan(
     input: &Input,
@@ -99,7 +114,7 @@ pub fn plan(
             })
         }
         Err(e) => {
-            output::write_plan_error(err, &model, &e)?;
+            write_plan_error(err, &model, &e)?;
             Ok(Outcome::Findings)
         }
     }
@@ -123,7 +138,7 @@ pub fn template(
             })
         }
         Err(e) => {
-            output::write_plan_error(err, &model, &e)?;
+            write_plan_error(err, &model, &e)?;
             Ok(Outcome::Findings)
         }
     }

@@ -517,6 +517,8 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
             }
         }
     }
+    let mut facts = super::facts::read(kind, api_version, &node, file);
+    facts.readiness = super::facts::readiness(&seq);
     Content::Resource(Box::new(Resource {
         api_version: api_version.to_owned(),
         id: ResourceId {
@@ -533,6 +535,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
             end: kind_node.span.end,
         }),
         redact,
+        facts,
     }))
 }
 

@@ -4,6 +4,7 @@
 //! read by the planner, the rules and the deployer, none of which re-parses anything.
 
 pub mod annotations;
+pub mod facts;
 pub mod kinds;
 mod load;
 
@@ -159,6 +160,8 @@ pub struct Resource {
     pub kind_loc: Loc,
     /// Byte ranges whose text must never be shown (Secret `data`/`stringData`).
     pub redact: Vec<Span>,
+    /// Pod-spec references and CRD definitions, for the lint rules.
+    pub facts: facts::Facts,
 }
 
 impl Resource {

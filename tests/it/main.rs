@@ -10,6 +10,7 @@
 )]
 
 mod hostile;
+mod lint;
 mod plan;
 mod readiness;
 

@@ -1,0 +1,280 @@
+//! `chartseq lint`, `chartseq explain` and `chartseq rules`.
+//!
+//! Findings go to the chosen reporter; failures of the tool itself (a bad configuration file,
+//! an unreadable chart, helm failing) are rendered through miette and exit 2.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
+
+use super::{Failure, Outcome};
+use crate::lint::config::{self, ConfigError, SelectArgs};
+use crate::lint::{Config, Selection, Settings, Severity};
+use crate::model::{self, Input, InputTarget};
+use crate::report::{self, Format};
+use crate::rules::RULES;
+
+/// When to colour the human output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Everything `chartseq lint` needs, validated.
+#[derive(Clone, Debug)]
+pub struct LintOptions {
+    pub input: Input,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    /// Exit 1 when a finding is at or above this level; `None`: never.
+    pub fail_on: Option<Severity>,
+    pub select: SelectArgs,
+    pub config: Option<PathBuf>,
+    pub timeout: Duration,
+    pub readiness_timeout: Duration,
+    pub color: Color,
+}
+
+/// Parses a duration the way Helm writes them: `5m`, `90s`, `1m30s`, `1h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("`{text}` is not a duration (like 5m, 90s or 1m30s)");
+    let mut total = 0u64;
+    let mut number = String::new();
+    let mut any = false;
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            'h' => 3600,
+            'm' if chars.peek() == Some(&'s') => {
+                chars.next();
+                0
+            }
+            'm' => 60,
+            's' => 1,
+            _ => return Err(bad()),
+        };
+        let n: u64 = number.parse().map_err(|_| bad())?;
+        total = total.saturating_add(n.saturating_mul(unit));
+        number.clear();
+        any = true;
+    }
+    if !number.is_empty() {
+        // A bare number is seconds.
+        total = total.saturating_add(number.parse::<u64>().map_err(|_| bad())?);
+        any = true;
+    }
+    if any {
+        Ok(Duration::from_secs(total))
+    } else {
+        Err(bad())
+    }
+}
+
+/// Renders a tool failure through miette, with a source snippet when there is one.
+fn fatal(
+    err: &mut dyn Write,
+    message: &str,
+    help: Option<&str>,
+    source: Option<&ConfigError>,
+) -> io::Result<()> {
+    let mut diagnostic = MietteDiagnostic::new(message.to_owned()).with_code("chartseq::error");
+    if let Some(help) = help {
+        diagnostic = diagnostic.with_help(help.to_owned());
+    }
+    let mut rendered = String::new();
+    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
+    let result = match source {
+        Some(ConfigError {
+            path,
+            text,
+            span: Some(span),
+            ..
+        }) => {
+            diagnostic = diagnostic.with_label(LabeledSpan::at(span.clone(), "here"));
+            let report = miette::Report::new(diagnostic)
+                .with_source_code(NamedSource::new(path, text.clone()));
+            handler.render_report(&mut rendered, report.as_ref())
+        }
+        _ => handler.render_report(&mut rendered, &diagnostic),
+    };
+    if result.is_err() {
+        rendered = format!("error: {message}\n");
+    }
+    err.write_all(rendered.as_bytes())
+}
+
+/// `chartseq lint`.
+pub fn lint(
+    options: &LintOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let config_path = options.config.clone().or_else(|| {
+        let start = match &options.input.target {
+            InputTarget::Stream(p) if p.as_os_str() == "-" => PathBuf::from("."),
+            InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
+        };
+        config::discover(&start)
+    });
+    let config = match &config_path {
+        Some(path) => match Config::load(path) {
+            Ok(c) => c,
+            Err(e) => {
+                fatal(
+                    err,
+                    &format!("{}: {}", e.path, e.message),
+                    Some("see `chartseq lint --help` for the configuration keys"),
+                    Some(&e),
+                )?;
+                return Err(Failure::Reported);
+            }
+        },
+        None => Config::default(),
+    };
+    let selection = match Selection::build(&config, &options.select) {
+        Ok(s) => s,
+        Err(message) => {
+            fatal(
+                err,
+                &message,
+                Some("`chartseq rules` lists the codes and names"),
+                None,
+            )?;
+            return Err(Failure::Reported);
+        }
+    };
+    if options.readiness_timeout > options.timeout {
+        fatal(
+            err,
+            "--readiness-timeout must not exceed --timeout",
+            Some("each wait is bounded by the readiness timeout, the whole release by --timeout"),
+            None,
+        )?;
+        return Err(Failure::Reported);
+    }
+    let model = match model::load(&options.input) {
+        Ok(m) => m,
+        Err(e) => {
+            fatal(err, &e.message, e.detail.as_deref(), None)?;
+            return Err(Failure::Reported);
+        }
+    };
+    let settings = Settings {
+        selection,
+        config,
+        timeout: options.timeout,
+        readiness_timeout: options.readiness_timeout,
+    };
+    let report = crate::lint::run(&model, &settings);
+    let to_terminal = options.output.is_none() && io::stdout().is_terminal();
+    let color = match options.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => to_terminal && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let reporter = report::reporter(options.format, color);
+    match &options.output {
+        Some(path) => {
+            let mut buffer = Vec::new();
+            reporter.report(&mut buffer, &model, &report)?;
+            std::fs::write(path, buffer).map_err(|e| {
+                crate::error::Error::io(
+                    format!("cannot write {}", crate::source::display_path(path)),
+                    &e,
+                )
+            })?;
+        }
+        None => reporter.report(out, &model, &report)?,
+    }
+    Ok(if report.fails(options.fail_on) {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// `chartseq explain CODE`.
+pub fn explain(code: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, Failure> {
+    let Some(rule) = crate::rules::find(code) else {
+        return Err(Failure::Tool(crate::error::Error::new(format!(
+            "`{code}` is not a rule code or name (see `chartseq rules`)"
+        ))));
+    };
+    if json {
+        let value = serde_json::json!({
+            "code": rule.code,
+            "name": rule.name,
+            "severity": rule.severity.as_str(),
+            "summary": rule.summary,
+            "documentation": rule.doc(),
+            "page": rule.page(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "{} {} ({})\n",
+            rule.code,
+            rule.name,
+            rule.severity.as_str()
+        )?;
+        write!(out, "{}", rule.doc())?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `chartseq rules`.
+pub fn rules(json: bool, out: &mut dyn Write) -> Result<Outcome, Failure> {
+    if json {
+        let value: Vec<serde_json::Value> = RULES
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "code": r.code,
+                    "name": r.name,
+                    "severity": r.severity.as_str(),
+                    "summary": r.summary,
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut *out, &value).map_err(io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        let width = RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
+        for r in RULES {
+            writeln!(
+                out,
+                "{}  {:width$}  {:7}  {}",
+                r.code,
+                r.name,
+                r.severity.as_str(),
+                r.summary
+            )?;
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_helm() {
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! What every rule reads: the model, the plan and fatal issues from the one shared planner
+//! (so `lint` and `plan` never disagree), the settings, and indexes built once.
+
+use std::cell::OnceCell;
+
+use super::Settings;
+use crate::model::{Content, DocId, Model, Resource};
+use crate::plan::{self, Plan, PlanIssue};
+
+/// Read-only input of the rules.
+pub struct Context<'m> {
+    pub model: &'m Model,
+    pub settings: &'m Settings,
+    pub plan: Plan,
+    pub issues: Vec<PlanIssue>,
+    step_of: OnceCell<Vec<Option<usize>>>,
+    ancestors: OnceCell<Vec<Vec<u64>>>,
+}
+
+impl<'m> Context<'m> {
+    #[must_use]
+    pub fn new(model: &'m Model, settings: &'m Settings) -> Self {
+        let (plan, issues) = plan::analyze(model);
+        Self {
+            model,
+            settings,
+            plan,
+            issues,
+            step_of: OnceCell::new(),
+            ancestors: OnceCell::new(),
+        }
+    }
+
+    /// Every resource with its document id.
+    pub fn resources(&self) -> impl Iterator<Item = (DocId, &'m Resource)> + 'm {
+        self.model
+            .documents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| match &d.content {
+                Content::Resource(r) => Some((i, &**r)),
+                _ => None,
+            })
+    }
+
+    /// The plan step a document is applied in (`None` for hooks and `crds/`).
+    #[must_use]
+    pub fn step_of(&self, doc: DocId) -> Option<usize> {
+        self.step_of.get_or_init(|| {
+            let mut out = vec![None; self.model.documents.len()];
+            for (i, step) in self.plan.steps.iter().enumerate() {
+                for &d in &step.resources {
+                    out[d] = Some(i);
+                }
+            }
+            out
+        })[doc]
+    }
+
+    /// Whether step `earlier` is complete (ready) before step `later` starts.
+    #[must_use]
+    pub fn step_before(&self, earlier: usize, later: usize) -> bool {
+        let ancestors = self.ancestors.get_or_init(|| {
+            let n = self.plan.steps.len();
+            let words = n.div_ceil(64);
+            let mut sets: Vec<Vec<u64>> = Vec::with_capacity(n);
+            for step in &self.plan.steps {
+                let mut set = vec![0u64; words];
+                // Steps only name earlier steps as prerequisites, so one pass suffices.
+                for &a in &step.after {
+                    if a < sets.len() {
+                        set[a / 64] |= 1 << (a % 64);
+                        for (w, word) in sets[a].iter().enumerate() {
+                            set[w] |= word;
+                        }
+                    }
+                }
+                sets.push(set);
+            }
+            sets
+        });
+        ancestors
+            .get(later)
+            .is_some_and(|set| set[earlier / 64] & (1 << (earlier % 64)) != 0)
+    }
+
+    /// Groups (chart level, name) that some resource of the same level depends on.
+    #[must_use]
+    pub fn depended_groups(&self) -> std::collections::BTreeSet<(usize, &'m str)> {
+        self.resources()
+            .filter(|(_, r)| r.hook.is_none())
+            .filter_map(|(doc, r)| {
+                let names = r.seq.depends_on.as_ref()?.value.as_ref().ok()?;
+                Some(
+                    names
+                        .iter()
+                        .map(move |n| (self.model.documents[doc].chart, n.as_str())),
+                )
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// How a step is shown in messages: `group db` or `the unsequenced resources`.
+    #[must_use]
+    pub fn step_name(&self, step: usize) -> String {
+        let s = &self.plan.steps[step];
+        let chart = &self.model.charts[s.chart].display;
+        match &s.group {
+            Some(g) => format!("group `{g}` of chart {chart}"),
+            None => format!("the unsequenced resources of chart {chart}"),
+        }
+    }
+}

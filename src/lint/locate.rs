@@ -1,0 +1,363 @@
+//! From a span in the rendered stream to the template line a person edits (SPEC §4,
+//! "Locations").
+//!
+//! The document's `# Source:` path names the template file; when the chart is on disk the
+//! rendered line is looked up in the template text: first the whole line as written, then its
+//! key (`helm.sh/depends-on/resource-groups:`). A template that renders several documents (a
+//! `range`) is matched occurrence by occurrence. When neither is in the template (the line
+//! comes from a helper in `_helpers.tpl` or from values) the rendered line is shown and a note
+//! says so. Without the chart on disk, the location is the `# Source:` path with the line
+//! counted from the start of the rendered document.
+
+use std::borrow::Cow;
+
+use super::{Context, Diagnostic, Finding, Label, Position, ResourceRef};
+use crate::model::{DocId, Model};
+use crate::parse::Span;
+use crate::source::{FileId, Loc, SourceFile};
+
+/// Builds the reportable finding of a diagnostic.
+#[must_use]
+pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
+    let model = ctx.model;
+    let severity = ctx.settings.selection.severity(d.rule);
+    let resource = d
+        .doc
+        .and_then(|doc| model.resource(doc))
+        .map(|r| ResourceRef {
+            api_version: r.api_version.clone(),
+            kind: r.id.kind.clone(),
+            namespace: r.id.namespace.clone(),
+            name: r.id.name.clone(),
+        });
+    let mut d = d;
+    d.loc = trim_quoted(model, d.loc);
+    let mut notes = d.notes;
+    let mut labels = Vec::new();
+    let primary = map(model, d.loc);
+    if let Some(note) = &primary.fallback {
+        notes.push(note.clone());
+    }
+    let location = match (primary.template, primary.doc) {
+        (Some(t), _) => {
+            labels.push(Label {
+                loc: t,
+                message: d.label.clone(),
+                primary: true,
+            });
+            if primary.rendered.is_some() {
+                labels.push(Label {
+                    loc: d.loc,
+                    message: "rendered here".into(),
+                    primary: false,
+                });
+            }
+            position(model.sources.get(t.file), t.span, None)
+        }
+        (None, doc) => {
+            labels.push(Label {
+                loc: d.loc,
+                message: d.label.clone(),
+                primary: true,
+            });
+            // With the template on disk but the line not in it, the rendered line is the
+            // honest location; without the chart, the `# Source:` path is the best name.
+            let on_disk = doc.is_some_and(|doc| model.documents[doc].template.is_some());
+            match doc
+                .filter(|_| !on_disk)
+                .and_then(|doc| document_relative(model, doc, d.loc))
+            {
+                Some(p) => p,
+                None => position(model.sources.get(d.loc.file), d.loc.span, None),
+            }
+        }
+    };
+    for (loc, message) in d.secondary {
+        let loc = trim_quoted(model, loc);
+        let mapped = map(model, loc);
+        labels.push(Label {
+            loc: mapped.template.unwrap_or(loc),
+            message,
+            primary: false,
+        });
+    }
+    let source_path = primary
+        .doc
+        .and_then(|doc| model.documents[doc].source_path.clone());
+    Finding {
+        code: d.rule.code,
+        name: d.rule.name,
+        severity,
+        message: d.message,
+        help: d.help,
+        notes,
+        chart: model.charts[d.chart].display.clone(),
+        resource,
+        location,
+        rendered: primary.rendered,
+        labels,
+        source_path,
+    }
+}
+
+/// A quoted scalar's span ends at its closing quote (the parser's may run on over a trailing
+/// comment).
+fn trim_quoted(model: &Model, loc: Loc) -> Loc {
+    let file = model.sources.get(loc.file);
+    let bytes = &file.bytes;
+    let (start, end) = (
+        loc.span.start as usize,
+        (loc.span.end as usize).min(bytes.len()),
+    );
+    let Some(&quote) = bytes.get(start).filter(|b| **b == b'\'' || **b == b'"') else {
+        return loc;
+    };
+    let text = &bytes[start..end.max(start)];
+    if text.contains(&b'\n') {
+        return loc;
+    }
+    let mut i = 1;
+    while i < text.len() {
+        if text[i] == b'\\' && quote == b'"' {
+            i += 2;
+            continue;
+        }
+        if text[i] == quote {
+            // `''` is an escaped quote in single-quoted YAML.
+            if quote == b'\'' && text.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            return Loc {
+                file: loc.file,
+                span: Span {
+                    start: loc.span.start,
+                    end: loc.span.start + i as u32 + 1,
+                },
+            };
+        }
+        i += 1;
+    }
+    loc
+}
+
+struct Mapped {
+    /// The template (or chart file) span, when found.
+    template: Option<Loc>,
+    /// The rendered position, when the span is in the stream.
+    rendered: Option<Position>,
+    doc: Option<DocId>,
+    fallback: Option<String>,
+}
+
+fn position(file: &SourceFile, span: Span, name: Option<&str>) -> Position {
+    let start = file.line_col(span.start);
+    let end = file.line_col(span.end.max(span.start));
+    Position {
+        file: name.unwrap_or(&file.name).to_owned(),
+        line: start.line,
+        column: start.column,
+        end_line: end.line,
+        end_column: end.column,
+    }
+}
+
+/// The document of the stream that contains `offset`.
+#[must_use]
+pub fn document_at(model: &Model, offset: u32) -> Option<DocId> {
+    let i = model
+        .documents
+        .partition_point(|d| d.span.start <= offset)
+        .checked_sub(1)?;
+    (model.documents[i].span.end >= offset).then_some(i)
+}
+
+fn map(model: &Model, loc: Loc) -> Mapped {
+    if loc.file != model.stream {
+        return Mapped {
+            template: Some(loc),
+            rendered: None,
+            doc: None,
+            fallback: None,
+        };
+    }
+    let stream = model.sources.get(model.stream);
+    let rendered = Some(position(stream, loc.span, None));
+    let doc = document_at(model, loc.span.start);
+    let Some((doc_id, template)) = doc.and_then(|d| Some((d, model.documents[d].template?))) else {
+        return Mapped {
+            template: None,
+            rendered,
+            doc,
+            fallback: None,
+        };
+    };
+    let found = find_in_template(model, doc_id, template, loc);
+    let fallback = found.is_none().then(|| {
+        format!(
+            "{} does not contain this line (it comes from a helper or from values): the rendered line is shown",
+            model.sources.get(template).name
+        )
+    });
+    Mapped {
+        template: found,
+        rendered,
+        doc,
+        fallback,
+    }
+}
+
+/// The `# Source:` path with the line counted from the start of the rendered document.
+fn document_relative(model: &Model, doc: DocId, loc: Loc) -> Option<Position> {
+    let d = &model.documents[doc];
+    let source = d.source_path.as_deref()?;
+    let stream = model.sources.get(model.stream);
+    let text = stream.text(d.span);
+    let marker = text.find("# Source:")?;
+    let marker_line = stream.line_col(d.span.start + marker as u32).line;
+    let mut p = position(stream, loc.span, Some(source));
+    p.line = p.line.checked_sub(marker_line)?;
+    p.end_line = p.end_line.saturating_sub(marker_line).max(p.line);
+    (p.line > 0).then_some(p)
+}
+
+/// What a template line must look like to be the one that rendered a stream line.
+enum Needle {
+    /// The whole trimmed line.
+    Line(String),
+    /// A mapping key.
+    Key(String),
+}
+
+impl Needle {
+    fn matches(&self, line: &str) -> bool {
+        let trimmed = line.trim();
+        match self {
+            Needle::Line(l) => trimmed == l,
+            Needle::Key(k) => line_key(trimmed).is_some_and(|lk| lk == k),
+        }
+    }
+}
+
+/// The mapping key a YAML line starts with (`- name: x` → `name`).
+fn line_key(trimmed: &str) -> Option<&str> {
+    let body = trimmed.strip_prefix("- ").unwrap_or(trimmed).trim_start();
+    let (key, _) = body.split_once(':')?;
+    let key = key.trim().trim_matches(['"', '\'']);
+    (!key.is_empty() && !key.contains(' ') && !key.contains("{{")).then_some(key)
+}
+
+fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
+    text.split_inclusive('\n').map(move |l| {
+        let start = offset;
+        offset += l.len();
+        (start, l.trim_end_matches(['\n', '\r']))
+    })
+}
+
+/// The byte range of the line holding `offset`, without its newline.
+#[must_use]
+pub fn line_bounds(bytes: &[u8], offset: usize) -> std::ops::Range<usize> {
+    let offset = offset.min(bytes.len());
+    let start = memchr::memrchr(b'\n', &bytes[..offset]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[offset..]).map_or(bytes.len(), |i| offset + i);
+    let end = if end > start && bytes[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    };
+    start..end
+}
+
+fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Option<Loc> {
+    let stream = model.sources.get(model.stream);
+    let range = line_bounds(&stream.bytes, loc.span.start as usize);
+    let rendered_line = String::from_utf8_lossy(&stream.bytes[range.clone()]).into_owned();
+    let trimmed = rendered_line.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let indent = rendered_line.len() - rendered_line.trim_start().len();
+    let template_file = model.sources.get(template);
+    let template_text: Cow<str> = String::from_utf8_lossy(&template_file.bytes);
+    let mut needles = vec![Needle::Line(trimmed.to_owned())];
+    if let Some(key) = line_key(trimmed) {
+        // Generic keys (`name`) would match the wrong line; annotation-like keys or keys
+        // written once in the template are safe.
+        let once = lines(&template_text)
+            .filter(|(_, l)| line_key(l.trim()) == Some(key))
+            .count()
+            == 1;
+        if key.contains('/') || key.contains('.') || once {
+            needles.push(Needle::Key(key.to_owned()));
+        }
+    }
+    for needle in needles {
+        // Which occurrence this is among documents rendered from the same template.
+        let mut occurrence = 0usize;
+        for (i, d) in model.documents[..doc].iter().enumerate() {
+            if d.template == Some(template) && i < doc {
+                occurrence += lines(&stream.text(d.span))
+                    .filter(|(_, l)| needle.matches(l))
+                    .count();
+            }
+        }
+        let this = &model.documents[doc];
+        let before = Span {
+            start: this.span.start,
+            end: (range.start as u32).max(this.span.start),
+        };
+        occurrence += lines(&stream.text(before))
+            .filter(|(_, l)| needle.matches(l))
+            .count();
+        let candidates: Vec<(usize, &str)> = lines(&template_text)
+            .filter(|(_, l)| needle.matches(l))
+            .collect();
+        let Some(&(start, line)) = candidates.get(occurrence).or_else(|| candidates.last()) else {
+            continue;
+        };
+        let t_indent = line.len() - line.trim_start().len();
+        let t_trimmed = line.trim();
+        let (col_start, col_end) = match needle {
+            Needle::Line(_) => {
+                // Same text: keep the columns of the rendered span.
+                let rel_start = (loc.span.start as usize).saturating_sub(range.start + indent);
+                let rel_end = (loc.span.end as usize)
+                    .min(range.end)
+                    .saturating_sub(range.start + indent)
+                    .max(rel_start);
+                (
+                    t_indent + rel_start.min(t_trimmed.len()),
+                    t_indent + rel_end.min(t_trimmed.len()),
+                )
+            }
+            Needle::Key(_) => (t_indent, t_indent + t_trimmed.len()),
+        };
+        return Some(Loc {
+            file: template,
+            span: Span {
+                start: (start + col_start) as u32,
+                end: (start + col_end) as u32,
+            },
+        });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_read_from_yaml_lines() {
+        assert_eq!(
+            line_key("helm.sh/resource-group: db"),
+            Some("helm.sh/resource-group")
+        );
+        assert_eq!(line_key("- configMapRef:"), Some("configMapRef"));
+        assert_eq!(line_key("\"helm.sh/hook\": x"), Some("helm.sh/hook"));
+        assert_eq!(line_key("{{ include \"x\" . }}: y"), None);
+        assert_eq!(line_key("plain text"), None);
+    }
+}

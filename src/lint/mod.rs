@@ -1,0 +1,287 @@
+//! The lint engine (SPEC §4): runs the selected [`crate::rules`] over the model and the plan,
+//! applies suppressions and configuration, and maps every finding to the template line a
+//! person edits ([`locate`]). Reporters in [`crate::report`] render the resulting [`Finding`]s.
+
+pub mod config;
+mod context;
+pub mod locate;
+mod suppress;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+pub use config::{Config, Selection};
+pub use context::Context;
+
+use crate::model::{ChartId, DocId, Model};
+use crate::rules::{RULES, Rule};
+use crate::source::Loc;
+
+/// How serious a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// Parses `error`, `warning` or `info`.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "info" => Some(Severity::Info),
+            _ => None,
+        }
+    }
+}
+
+/// A finding as a rule reports it: locations are spans in the model's files.
+#[derive(Clone, Debug)]
+pub struct Diagnostic {
+    pub rule: &'static Rule,
+    pub message: String,
+    pub help: String,
+    pub notes: Vec<String>,
+    pub chart: ChartId,
+    /// The resource the finding is about (`None` for chart-level findings).
+    pub doc: Option<DocId>,
+    /// Where to look; the primary label.
+    pub loc: Loc,
+    pub label: String,
+    /// Other places that explain the finding (every edge of a cycle, the other group).
+    pub secondary: Vec<(Loc, String)>,
+}
+
+impl Diagnostic {
+    #[must_use]
+    pub fn new(rule: &'static Rule, chart: ChartId, loc: Loc, message: impl Into<String>) -> Self {
+        Self {
+            rule,
+            message: message.into(),
+            help: String::new(),
+            notes: Vec::new(),
+            chart,
+            doc: None,
+            loc,
+            label: String::new(),
+            secondary: Vec::new(),
+        }
+    }
+
+    #[must_use]
+    pub fn doc(mut self, doc: DocId) -> Self {
+        self.doc = Some(doc);
+        self
+    }
+
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = help.into();
+        self
+    }
+
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    #[must_use]
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    #[must_use]
+    pub fn secondary(mut self, loc: Loc, label: impl Into<String>) -> Self {
+        self.secondary.push((loc, label.into()));
+        self
+    }
+}
+
+/// Where rules put their findings.
+#[derive(Debug, Default)]
+pub struct Sink {
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Sink {
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+}
+
+/// Settings of one lint run (already validated; no CLI types).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub selection: Selection,
+    pub config: Config,
+    /// `--timeout`: the whole release (Helm's default 5m).
+    pub timeout: Duration,
+    /// `--readiness-timeout`: each wait (Helm's default 1m).
+    pub readiness_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            selection: Selection::default(),
+            config: Config::default(),
+            timeout: Duration::from_secs(300),
+            readiness_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A position shown to the user: a file name and 1-based line/column range.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+/// The resource a finding is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+/// A label of the human rendering: a span in one of the model's files.
+#[derive(Clone, Debug)]
+pub struct Label {
+    pub loc: Loc,
+    pub message: String,
+    pub primary: bool,
+}
+
+/// A finding ready to report.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub help: String,
+    pub notes: Vec<String>,
+    /// Display path of the chart level (`parent/sub`).
+    pub chart: String,
+    pub resource: Option<ResourceRef>,
+    /// The template (or `Chart.yaml`) position to edit.
+    pub location: Position,
+    /// The position in the rendered stream, when the finding is in it.
+    pub rendered: Option<Position>,
+    /// Snippet labels: the template line and, when it differs, the rendered line.
+    pub labels: Vec<Label>,
+    /// The document's `# Source:` path (for `per-file-ignores`).
+    pub source_path: Option<String>,
+}
+
+/// Counts by severity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+/// The outcome of a lint run.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub summary: Summary,
+}
+
+impl Report {
+    /// Whether any finding is at or above `level`.
+    #[must_use]
+    pub fn fails(&self, level: Option<Severity>) -> bool {
+        level.is_some_and(|level| self.findings.iter().any(|f| f.severity >= level))
+    }
+}
+
+/// Runs every selected rule and returns the findings, located, suppressed and sorted.
+#[must_use]
+pub fn run(model: &Model, settings: &Settings) -> Report {
+    let ctx = Context::new(model, settings);
+    let mut sink = Sink::default();
+    for rule in RULES {
+        if rule.code == crate::rules::UNUSED_SUPPRESSION.code {
+            continue;
+        }
+        if settings.selection.enabled(rule) {
+            (rule.check)(&ctx, &mut sink);
+        }
+    }
+    let mut diagnostics = sink.diagnostics;
+    let unused = suppress::apply(&ctx, &mut diagnostics);
+    if settings
+        .selection
+        .enabled(&crate::rules::UNUSED_SUPPRESSION)
+    {
+        diagnostics.extend(unused);
+    }
+    report(&ctx, diagnostics)
+}
+
+/// The plan's fatal issues (SPEC §2) as findings, worded and located exactly as `lint`
+/// reports them, so that `plan`, `template` and `lint` say the same thing. Suppressions and
+/// configuration do not apply: a suppressed cycle still makes the plan impossible.
+#[must_use]
+pub fn plan_issue_findings(model: &Model) -> Report {
+    let settings = Settings::default();
+    let ctx = Context::new(model, &settings);
+    let mut sink = Sink::default();
+    for check in crate::rules::PLAN_ISSUE_CHECKS {
+        check(&ctx, &mut sink);
+    }
+    report(&ctx, sink.diagnostics)
+}
+
+/// Locates, filters, de-duplicates and sorts diagnostics.
+fn report(ctx: &Context, diagnostics: Vec<Diagnostic>) -> Report {
+    let mut seen = BTreeSet::new();
+    let mut findings: Vec<Finding> = Vec::with_capacity(diagnostics.len());
+    for d in diagnostics {
+        let finding = locate::finding(ctx, d);
+        if ctx.settings.config.file_ignored(&finding) {
+            continue;
+        }
+        let key = (
+            finding.code,
+            finding.location.clone(),
+            finding.message.clone(),
+        );
+        if seen.insert(key) {
+            findings.push(finding);
+        }
+    }
+    findings
+        .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
+    let mut summary = Summary::default();
+    for f in &findings {
+        match f.severity {
+            Severity::Error => summary.errors += 1,
+            Severity::Warning => summary.warnings += 1,
+            Severity::Info => summary.infos += 1,
+        }
+    }
+    Report { findings, summary }
+}

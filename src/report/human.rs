@@ -1,0 +1,241 @@
+//! Snippets with labels, rendered by codespan-reporting: the template line to edit and, when
+//! it differs, the rendered line, in one diagnostic. Secret `data`/`stringData` values are
+//! replaced by `<redacted>` before any text is shown.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, Config, termcolor};
+
+use super::Reporter;
+use crate::lint::{Report, Severity};
+use crate::model::{Content, Model};
+use crate::source::FileId;
+
+pub struct Human {
+    pub color: bool,
+}
+
+const REDACTED: &str = "<redacted>";
+
+/// A file's text with secret values cut out, and how offsets move.
+struct Redacted {
+    text: String,
+    /// (start, end) of each cut in the original, sorted.
+    cuts: Vec<(u32, u32)>,
+}
+
+impl Redacted {
+    fn new(bytes: &[u8], mut cuts: Vec<(u32, u32)>) -> Self {
+        cuts.sort_unstable();
+        let mut text = String::with_capacity(bytes.len());
+        let mut at = 0usize;
+        for &(s, e) in &cuts {
+            let (s, e) = (s as usize, e as usize);
+            if s < at || e > bytes.len() {
+                continue;
+            }
+            text.push_str(&String::from_utf8_lossy(&bytes[at..s]));
+            text.push_str(REDACTED);
+            at = e;
+        }
+        text.push_str(&String::from_utf8_lossy(&bytes[at.min(bytes.len())..]));
+        Self { text, cuts }
+    }
+
+    /// Where an original offset lands in the redacted text (inside a cut: at its start).
+    fn map(&self, offset: u32) -> usize {
+        let (mut removed, mut added) = (0usize, 0usize);
+        for &(s, e) in &self.cuts {
+            if offset >= e {
+                removed += (e - s) as usize;
+                added += REDACTED.len();
+            } else if offset > s {
+                return (s as usize + added).saturating_sub(removed);
+            }
+        }
+        (offset as usize + added).saturating_sub(removed)
+    }
+}
+
+impl Reporter for Human {
+    fn report(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()> {
+        let mut files = SimpleFiles::new();
+        let mut ids: BTreeMap<FileId, (usize, Redacted)> = BTreeMap::new();
+        let mut redactions: Option<Vec<(u32, u32)>> = None;
+        let config = Config::default();
+        for f in &report.findings {
+            let mut labels = Vec::new();
+            for label in &f.labels {
+                let file = label.loc.file;
+                let (id, redacted) = ids.entry(file).or_insert_with(|| {
+                    let source = model.sources.get(file);
+                    let cuts = if file == model.stream {
+                        redactions
+                            .get_or_insert_with(|| secret_spans(model))
+                            .clone()
+                    } else {
+                        Vec::new()
+                    };
+                    let redacted = Redacted::new(&source.bytes, cuts);
+                    let id = files.add(source.name.clone(), redacted.text.clone());
+                    (id, redacted)
+                });
+                let start = redacted.map(label.loc.span.start);
+                let end = redacted.map(label.loc.span.end).max(start);
+                let id = *id;
+                let l = if label.primary {
+                    Label::primary(id, start..end)
+                } else {
+                    Label::secondary(id, start..end)
+                };
+                labels.push(l.with_message(label.message.clone()));
+            }
+            let mut notes = Vec::new();
+            let primary_in_stream = f.labels.first().is_some_and(|l| l.loc.file == model.stream);
+            if primary_in_stream
+                && f.rendered
+                    .as_ref()
+                    .is_some_and(|r| r.file != f.location.file)
+            {
+                notes.push(format!(
+                    "template: {}:{}:{}",
+                    f.location.file, f.location.line, f.location.column
+                ));
+            }
+            if !f.help.is_empty() {
+                notes.push(format!("help: {}", f.help));
+            }
+            notes.extend(f.notes.iter().map(|n| format!("note: {n}")));
+            let severity = match f.severity {
+                Severity::Error => CsSeverity::Error,
+                Severity::Warning => CsSeverity::Warning,
+                Severity::Info => CsSeverity::Note,
+            };
+            let diagnostic = Diagnostic::new(severity)
+                .with_message(&f.message)
+                .with_code(format!("{}/{}", f.code, f.name))
+                .with_labels(labels)
+                .with_notes(notes);
+            let result = if self.color {
+                let mut buffer = termcolor::Ansi::new(Vec::new());
+                term::emit_to_write_style(&mut buffer, &config, &files, &diagnostic)
+                    .map(|()| buffer.into_inner())
+            } else {
+                let mut buffer = Vec::new();
+                term::emit_to_io_write(&mut buffer, &config, &files, &diagnostic).map(|()| buffer)
+            };
+            match result {
+                Ok(bytes) => out.write_all(&bytes)?,
+                Err(e) => writeln!(
+                    out,
+                    "{}[{}]: {} ({e})",
+                    f.severity.as_str(),
+                    f.code,
+                    f.message
+                )?,
+            }
+        }
+        let s = report.summary;
+        if report.findings.is_empty() {
+            writeln!(out, "no findings")
+        } else {
+            writeln!(
+                out,
+                "{} error{}, {} warning{}, {} info{}",
+                s.errors,
+                plural(s.errors),
+                s.warnings,
+                plural(s.warnings),
+                s.infos,
+                plural(s.infos)
+            )
+        }
+    }
+}
+
+/// Every Secret `data`/`stringData` span of the stream. Documents that did not parse have no
+/// spans: when they look like a Secret, everything under a top-level `data:`/`stringData:`
+/// key is cut by line.
+fn secret_spans(model: &Model) -> Vec<(u32, u32)> {
+    let stream = model.sources.get(model.stream);
+    let mut out = Vec::new();
+    for d in &model.documents {
+        match &d.content {
+            Content::Resource(r) => out.extend(r.redact.iter().map(|s| (s.start, s.end))),
+            Content::Invalid { .. } | Content::NotAnObject { .. } => {
+                let text = stream.text(d.span);
+                if text.contains("Secret") {
+                    out.extend(textual_secret_spans(&text, d.span.start));
+                }
+            }
+            Content::Empty => {}
+        }
+    }
+    out
+}
+
+/// Cuts the values under top-level `data:` / `stringData:` keys of YAML text, line by line.
+fn textual_secret_spans(text: &str, base: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indented = body.starts_with([' ', '\t']) || body.is_empty();
+        if inside && indented {
+            // Keep the key, cut the value (`  password: <redacted>`).
+            let value_at = body.find(": ").map_or(0, |i| i + 2);
+            if !body[value_at..].trim().is_empty() {
+                out.push((
+                    base + (start + value_at) as u32,
+                    base + (start + body.len()) as u32,
+                ));
+            }
+            continue;
+        }
+        inside = false;
+        for key in ["data:", "stringData:"] {
+            if let Some(rest) = body.strip_prefix(key) {
+                inside = true;
+                if !rest.trim().is_empty() {
+                    let at = start + key.len();
+                    out.push((base + at as u32, base + (start + body.len()) as u32));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_cuts_values_and_moves_offsets() {
+        let text = "kind: Secret\nstringData:\n  password: hunter2\nkind2: x\n";
+        let cuts = textual_secret_spans(text, 0);
+        let redacted = Redacted::new(text.as_bytes(), cuts);
+        assert_eq!(
+            redacted.text,
+            "kind: Secret\nstringData:\n  password: <redacted>\nkind2: x\n"
+        );
+        let after = text.find("kind2").expect("present") as u32;
+        assert_eq!(&redacted.text[redacted.map(after)..], "kind2: x\n");
+        let inside = text.find("hunter2").expect("present") as u32 + 2;
+        assert_eq!(
+            &redacted.text[redacted.map(inside)..redacted.map(inside) + 10],
+            "<redacted>"
+        );
+        assert_eq!(redacted.map(0), 0);
+    }
+}

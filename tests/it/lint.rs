@@ -1,0 +1,578 @@
+//! `chartseq lint` end to end: rule fixtures carry their expectations (`# ~ CS101` marks the
+//! line where a finding starts; a valid fixture starts with `# should not generate
+//! diagnostics`), snapshots check the wording of every format, and lint agrees with plan.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::{chartseq, fixture, root, run, snapshot_settings};
+
+/// One rule fixture: a rendered stream, optionally with the chart it came from.
+struct Fixture {
+    /// The stream file.
+    stream: PathBuf,
+    /// `--chart` directory.
+    chart: Option<PathBuf>,
+    /// Every file whose markers count.
+    files: Vec<PathBuf>,
+    args: Vec<String>,
+}
+
+fn rel(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("fixture directory")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn fixtures_of(code: &str) -> Vec<Fixture> {
+    let dir = fixture("rules").join(code);
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|_| panic!("{code} has no fixture directory"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    entries
+        .into_iter()
+        .map(|path| {
+            let (stream, chart, files) = if path.is_dir() {
+                let mut files = Vec::new();
+                walk(&path, &mut files);
+                (path.join("stream.yaml"), Some(path.join("app")), files)
+            } else {
+                (path.clone(), None, vec![path.clone()])
+            };
+            let text = std::fs::read_to_string(&stream).expect("stream.yaml");
+            let args = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("# chartseq-args:"))
+                .flat_map(|a| a.split_whitespace().map(str::to_owned))
+                .collect();
+            Fixture {
+                stream,
+                chart,
+                files,
+                args,
+            }
+        })
+        .collect()
+}
+
+fn is_valid(f: &Fixture) -> bool {
+    std::fs::read_to_string(&f.stream)
+        .expect("stream")
+        .starts_with("# should not generate diagnostics")
+}
+
+/// (file, line, code) of every `# ~ CODE` marker: a trailing marker names its own line, a
+/// marker alone on a line names the next one.
+fn markers(f: &Fixture) -> BTreeSet<(String, u32, String)> {
+    let mut out = BTreeSet::new();
+    for file in &f.files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let Some((before, codes)) = line.split_once("# ~ ") else {
+                continue;
+            };
+            let line_no = if before.trim().is_empty() {
+                i + 2
+            } else {
+                i + 1
+            };
+            for code in codes.split(',') {
+                out.insert((rel(file), line_no as u32, code.trim().to_owned()));
+            }
+        }
+    }
+    out
+}
+
+fn lint_json(f: &Fixture, extra: &[&str]) -> serde_json::Value {
+    let mut cmd = chartseq();
+    cmd.arg("lint").arg(rel(&f.stream));
+    if let Some(chart) = &f.chart {
+        cmd.arg("--chart").arg(rel(chart));
+    }
+    cmd.args(["--format", "json", "--fail-on", "never"])
+        .args(&f.args)
+        .args(extra);
+    let (code, stdout, stderr) = run(&mut cmd);
+    assert_eq!(code, 0, "lint failed on {}: {stderr}", rel(&f.stream));
+    serde_json::from_str(&stdout).expect("json output")
+}
+
+fn findings(json: &serde_json::Value) -> BTreeSet<(String, u32, String)> {
+    json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| {
+            let at = if d["rendered"].is_null() {
+                &d["location"]
+            } else {
+                &d["rendered"]
+            };
+            (
+                at["file"].as_str().expect("file").to_owned(),
+                at["line"].as_u64().expect("line") as u32,
+                d["code"].as_str().expect("code").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn codes() -> Vec<(String, String, String)> {
+    let mut cmd = chartseq();
+    cmd.args(["rules", "--format", "json"]);
+    let (code, stdout, _) = run(&mut cmd);
+    assert_eq!(code, 0);
+    let rules: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    rules
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| {
+            (
+                r["code"].as_str().expect("code").to_owned(),
+                r["name"].as_str().expect("name").to_owned(),
+                r["severity"].as_str().expect("severity").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rule_fixtures_match_their_markers() {
+    let mut failures = Vec::new();
+    for (code, _, _) in codes() {
+        let fixtures = fixtures_of(&code);
+        assert!(
+            fixtures.iter().any(is_valid),
+            "{code} needs a fixture starting with `# should not generate diagnostics`"
+        );
+        assert!(
+            fixtures.iter().any(|f| !is_valid(f)),
+            "{code} needs a fixture that triggers it"
+        );
+        for f in &fixtures {
+            let expected = markers(f);
+            if is_valid(f) {
+                assert!(
+                    expected.is_empty(),
+                    "{} is valid but has markers",
+                    rel(&f.stream)
+                );
+            } else {
+                assert!(
+                    expected.iter().any(|(_, _, c)| *c == code),
+                    "{} has no `# ~ {code}` marker",
+                    rel(&f.stream)
+                );
+            }
+            let got = findings(&lint_json(f, &[]));
+            if got != expected {
+                failures.push(format!(
+                    "{}:\n  expected {expected:?}\n  found    {got:?}",
+                    rel(&f.stream)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn registry_codes_are_unique_ordered_documented_and_worded() {
+    let rules = codes();
+    let list: Vec<&String> = rules.iter().map(|(c, _, _)| c).collect();
+    let mut sorted = list.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(list, sorted, "codes must be unique and in order");
+    for (code, name, _) in &rules {
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()),
+            "{code}: `{name}` is not kebab-case"
+        );
+        let page = root().join("rules").join(format!("{code}-{name}.md"));
+        assert!(page.is_file(), "{code} has no docs page {}", rel(&page));
+    }
+    // Every message of every fixture: lowercase start, no trailing period.
+    for (code, _, _) in &rules {
+        for f in fixtures_of(code) {
+            for d in lint_json(&f, &[])["diagnostics"].as_array().expect("array") {
+                for key in ["message", "help"] {
+                    let text = d[key].as_str().expect("text");
+                    assert!(
+                        !text.starts_with(|c: char| c.is_uppercase()),
+                        "{code} {key} starts uppercase: {text}"
+                    );
+                    assert!(
+                        !text.ends_with('.'),
+                        "{code} {key} ends with a period: {text}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn rule_docs_are_up_to_date() {
+    let dir = root().join("rules");
+    let update = std::env::var_os("UPDATE_RULE_DOCS").is_some();
+    let mut cmd = chartseq();
+    cmd.args(["rules", "--format", "json"]);
+    let mut stale = Vec::new();
+    for (code, name, _) in codes() {
+        let mut cmd = chartseq();
+        cmd.args(["explain", &code, "--format", "json"]);
+        let (status, stdout, _) = run(&mut cmd);
+        assert_eq!(status, 0);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        let page = doc["page"].as_str().expect("page").to_owned();
+        let path = dir.join(format!("{code}-{name}.md"));
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(page.as_str()) {
+            if update {
+                std::fs::create_dir_all(&dir).expect("rules/");
+                std::fs::write(&path, &page).expect("write page");
+            } else {
+                stale.push(rel(&path));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale rule pages (regenerate with `UPDATE_RULE_DOCS=1 cargo test --test it rule_docs`): {stale:?}"
+    );
+}
+
+#[test]
+fn every_format_is_snapshotted_per_rule() {
+    let settings = snapshot_settings();
+    for (code, _, _) in codes() {
+        let mut text = String::new();
+        for f in fixtures_of(&code).iter().filter(|f| !is_valid(f)) {
+            for format in ["human", "concise", "json"] {
+                let mut cmd = chartseq();
+                cmd.arg("lint").arg(rel(&f.stream));
+                if let Some(chart) = &f.chart {
+                    cmd.arg("--chart").arg(rel(chart));
+                }
+                cmd.args(["--format", format]).args(&f.args);
+                let (status, stdout, stderr) = run(&mut cmd);
+                let _ = writeln!(
+                    text,
+                    "### {} --format {format} (exit {status})\n{stdout}{stderr}",
+                    rel(&f.stream)
+                );
+            }
+        }
+        settings.bind(|| insta::assert_snapshot!(format!("lint_{code}"), text));
+    }
+}
+
+#[test]
+fn lint_and_plan_agree_on_every_fixture() {
+    let fatal = ["CS001", "CS002", "CS004", "CS102", "CS103"];
+    for (code, _, _) in codes() {
+        for f in fixtures_of(&code) {
+            let json = lint_json(&f, &[]);
+            let lint: BTreeSet<String> = json["diagnostics"]
+                .as_array()
+                .expect("array")
+                .iter()
+                .map(|d| d["code"].as_str().expect("code").to_owned())
+                .filter(|c| fatal.contains(&c.as_str()))
+                .collect();
+            let mut cmd = chartseq();
+            cmd.arg("plan").arg(rel(&f.stream));
+            if let Some(chart) = &f.chart {
+                cmd.arg("--chart").arg(rel(chart));
+            }
+            let (status, _, stderr) = run(&mut cmd);
+            let plan: BTreeSet<String> = fatal
+                .iter()
+                .filter(|c| stderr.contains(&format!("[{c}/")))
+                .map(|c| (*c).to_owned())
+                .collect();
+            assert_eq!(lint, plan, "{}: lint and plan disagree", rel(&f.stream));
+            if !lint.is_empty() {
+                assert_eq!(status, 1, "{}: plan must fail", rel(&f.stream));
+            }
+        }
+    }
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    let stream = "fixtures/rules/CS003/isolated.yaml";
+    let (code, _, _) = run(chartseq().args(["lint", stream]));
+    assert_eq!(code, 0, "a warning does not fail by default");
+    let (code, _, _) = run(chartseq().args(["lint", stream, "--fail-on", "warning"]));
+    assert_eq!(code, 1);
+    let (code, _, _) = run(chartseq().args(["lint", "fixtures/rules/CS101/missing.yaml"]));
+    assert_eq!(code, 1);
+    let (code, _, _) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS101/missing.yaml",
+        "--fail-on",
+        "never",
+    ]));
+    assert_eq!(code, 0);
+    let (code, _, stderr) = run(chartseq().args(["lint", "no/such/file.yaml"]));
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(chartseq().args(["lint", stream, "--select", "CS9x"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("selects no rule"), "{stderr}");
+    let (code, _, stderr) = run(chartseq().args(["lint", stream, "--readiness-timeout", "10m"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("must not exceed"), "{stderr}");
+}
+
+#[test]
+fn stdin_and_colour() {
+    use std::io::Write as _;
+    let mut child = chartseq()
+        .args(["lint", "-", "--format", "concise"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let text = std::fs::read(fixture("rules/CS101/missing.yaml")).expect("fixture");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&text)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("app/templates/app.yaml:7:41: CS101 [error]"),
+        "{stdout}"
+    );
+    let (_, plain, _) = run(chartseq().args(["lint", "fixtures/rules/CS101/missing.yaml"]));
+    assert!(!plain.contains('\u{1b}'), "no colour when not a terminal");
+    let (_, coloured, _) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS101/missing.yaml",
+        "--color",
+        "always",
+    ]));
+    assert!(coloured.contains("\u{1b}["), "{coloured}");
+}
+
+#[test]
+fn select_ignore_and_prefixes() {
+    let stream = "fixtures/rules/CS501/later.yaml";
+    let f = Fixture {
+        stream: root().join(stream),
+        chart: None,
+        files: vec![],
+        args: vec![],
+    };
+    let all = findings(&lint_json(&f, &[]));
+    assert!(all.iter().any(|(_, _, c)| c == "CS501"));
+    let none = findings(&lint_json(&f, &["--ignore", "CS5"]));
+    assert!(none.iter().all(|(_, _, c)| c != "CS501"), "{none:?}");
+    let named = findings(&lint_json(&f, &["--select", "reference-deployed-later"]));
+    assert!(!named.is_empty() && named.iter().all(|(_, _, c)| c == "CS501"));
+    let extended = findings(&lint_json(
+        &f,
+        &["--select", "CS0", "--extend-select", "CS501"],
+    ));
+    assert_eq!(extended, named);
+}
+
+#[test]
+fn configuration_file_is_found_upward_and_applied() {
+    // fixtures/lint/config/.chartseq.toml: ignores CS003, makes CS305 an error, and silences
+    // CS501 in templates/app.yaml.
+    let (code, stdout, stderr) = run(chartseq().args([
+        "lint",
+        "fixtures/lint/config/nested/stream.yaml",
+        "--format",
+        "concise",
+    ]));
+    assert_eq!(code, 1, "CS305 became an error: {stdout}{stderr}");
+    assert!(stdout.contains("CS305 [error]"), "{stdout}");
+    assert!(!stdout.contains("CS003"), "{stdout}");
+    assert!(!stdout.contains("CS501"), "{stdout}");
+    // The command line wins over the configuration's select.
+    let (_, stdout, _) = run(chartseq().args([
+        "lint",
+        "fixtures/lint/config/nested/stream.yaml",
+        "--format",
+        "concise",
+        "--select",
+        "CS3",
+    ]));
+    assert!(stdout.lines().all(|l| l.contains(" CS3")), "{stdout}");
+    // A bad configuration is a tool failure with a snippet (miette).
+    let (code, _, stderr) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS003/isolated.yaml",
+        "--config",
+        "fixtures/lint/bad-config.toml",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("CS9x") && stderr.contains("selects no rule"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn output_file_and_secret_redaction() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("report.json");
+    let (code, stdout, _) = run(chartseq()
+        .args([
+            "lint",
+            "fixtures/lint/secret.yaml",
+            "--format",
+            "json",
+            "--output",
+        ])
+        .arg(&out));
+    assert_eq!(code, 1, "the invalid document is an error");
+    assert!(stdout.is_empty());
+    let written = std::fs::read_to_string(&out).expect("report written");
+    assert!(written.contains("\"CS000\""), "{written}");
+    for format in ["human", "concise", "json"] {
+        let (_, stdout, stderr) =
+            run(chartseq().args(["lint", "fixtures/lint/secret.yaml", "--format", format]));
+        assert!(
+            !stdout.contains("hunter2") && !stderr.contains("hunter2"),
+            "{format}: {stdout}"
+        );
+        if format == "human" {
+            assert!(stdout.contains("<redacted>"), "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn explain_and_rules() {
+    let (code, stdout, _) = run(chartseq().args(["explain", "CS101"]));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("CS101 missing-resource-group (error)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("## Why is this bad?"));
+    let (code, stdout, _) =
+        run(chartseq().args(["explain", "missing-resource-group", "--format", "json"]));
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(doc["code"], "CS101");
+    let (code, _, _) = run(chartseq().args(["explain", "CS999"]));
+    assert_eq!(code, 2);
+    let (code, stdout, _) = run(chartseq().args(["rules"]));
+    assert_eq!(code, 0);
+    settings_snapshot("lint_rules_table", &stdout);
+}
+
+fn settings_snapshot(name: &str, text: &str) {
+    snapshot_settings().bind(|| insta::assert_snapshot!(name, text));
+}
+
+/// Real helm renders fixture charts; the reported template lines are those of the files.
+#[test]
+fn template_lines_through_real_helm() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let (code, stdout, stderr) = run(chartseq()
+        .args([
+            "lint",
+            "fixtures/lint/e2e/mychart",
+            "--format",
+            "json",
+            "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let got: BTreeSet<(String, String, u64, u64)> = json["diagnostics"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().expect("code").to_owned(),
+                d["location"]["file"].as_str().expect("file").to_owned(),
+                d["location"]["line"].as_u64().expect("line"),
+                d["location"]["column"].as_u64().expect("column"),
+            )
+        })
+        .collect();
+    // Expected lines are marked in the templates with `# ~ CODE` (helm keeps comments).
+    let mut expected = BTreeSet::new();
+    let mut files = Vec::new();
+    walk(&fixture("lint/e2e/mychart"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("template");
+        for (i, line) in text.lines().enumerate() {
+            if let Some((before, code)) = line.split_once("# ~ ") {
+                let column = before.len() - before.trim_start().len() + 1;
+                expected.insert((
+                    code.trim().to_owned(),
+                    rel(&file),
+                    i as u64 + 1,
+                    column as u64,
+                ));
+            }
+        }
+    }
+    // Columns of the expected set are where the key starts.
+    let got_lines: BTreeSet<(String, String, u64)> = got
+        .iter()
+        .filter(|(c, _, _, _)| c != "CS305")
+        .map(|(c, f, l, _)| (c.clone(), f.clone(), *l))
+        .collect();
+    let expected_lines: BTreeSet<(String, String, u64)> = expected
+        .iter()
+        .map(|(c, f, l, _)| (c.clone(), f.clone(), *l))
+        .collect();
+    assert_eq!(got_lines, expected_lines, "{stdout}");
+    // A key written by a helper falls back to the rendered line, and says so.
+    let helper = json["diagnostics"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|d| d["code"] == "CS305")
+        .expect("the CS305 finding from the helper");
+    assert!(helper["notes"].to_string().contains("helper"), "{helper}");
+    assert_eq!(
+        helper["location"]["file"],
+        "fixtures/lint/e2e/mychart (helm template)"
+    );
+    assert_eq!(helper["location"], {
+        let mut rendered = helper["rendered"].clone();
+        rendered["end_line"] = helper["location"]["end_line"].clone();
+        rendered["end_column"] = helper["location"]["end_column"].clone();
+        rendered
+    });
+}
