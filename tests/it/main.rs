@@ -13,6 +13,7 @@ mod hostile;
 mod lint;
 mod plan;
 mod readiness;
+mod secrets;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
