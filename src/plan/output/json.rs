@@ -34,82 +34,114 @@ pub(super) fn write(
     plan: &Plan,
     uninstall: bool,
 ) -> io::Result<()> {
-    // Written one element at a time: a 50 MB release would otherwise hold its whole JSON
-    // tree in memory at once.
-    let level_json = |l: &crate::plan::Level| {
-        json!({
-            "chart": model.charts[l.chart].display,
-            "depth": l.depth,
-            "subchart_batches": l.subchart_batches,
-            "undeclared_subcharts": l.undeclared,
-            "group_batches": l.group_batches,
-            "unsequenced": l.unsequenced.iter().map(|&d| resource_json(model, d)).collect::<Vec<_>>(),
-        })
-    };
-    let step_json = |i: usize| {
-        let s = &plan.steps[i];
-        json!({
-            "chart": model.charts[s.chart].display,
-            "group": s.group,
-            "resources": s.resources.iter().map(|&d| resource_json(model, d)).collect::<Vec<_>>(),
-            "after": s.after,
-        })
-    };
-    let hook_json = |d: DocId| {
+    // Streamed element by element (resources included): a release with a million documents
+    // would otherwise hold its whole JSON tree in memory at once.
+    let levels = plan.levels.iter().map(|l| {
+        Node::Object(vec![
+            ("chart", Member::Value(json!(model.charts[l.chart].display))),
+            ("depth", Member::Value(json!(l.depth))),
+            ("subchart_batches", Member::Value(json!(l.subchart_batches))),
+            ("undeclared_subcharts", Member::Value(json!(l.undeclared))),
+            ("group_batches", Member::Value(json!(l.group_batches))),
+            ("unsequenced", resources(model, &l.unsequenced)),
+        ])
+    });
+    let hooks = plan.hooks.iter().map(|&d| {
         let hook = model.resource(d).and_then(|r| r.hook.as_ref());
-        json!({
+        Node::Value(json!({
             "events": hook.map(|h| &h.events),
             "weight": hook.map_or(0, |h| h.weight),
             "delete_policies": hook.map(|h| &h.delete_policies),
             "resource": resource_json(model, d),
-        })
-    };
-    let order = if uninstall { "uninstall" } else { "install" };
-    writeln!(out, "{{\n  \"version\": 1,\n  \"order\": \"{order}\",")?;
-    write_array(out, "levels", plan.levels.iter().map(level_json), false)?;
-    write_array(
-        out,
-        "crds",
-        plan.crds.iter().map(|&d| resource_json(model, d)),
-        false,
-    )?;
-    write_array(
-        out,
-        "hooks",
-        plan.hooks.iter().map(|&d| hook_json(d)),
-        false,
-    )?;
-    let steps: Box<dyn Iterator<Item = usize>> = if uninstall {
+        }))
+    });
+    let order: Box<dyn Iterator<Item = usize>> = if uninstall {
         Box::new((0..plan.steps.len()).rev())
     } else {
         Box::new(0..plan.steps.len())
     };
-    write_array(out, "steps", steps.map(step_json), true)?;
-    writeln!(out, "}}")
+    let steps = order.map(|i| {
+        let s = &plan.steps[i];
+        Node::Object(vec![
+            ("chart", Member::Value(json!(model.charts[s.chart].display))),
+            ("group", Member::Value(json!(s.group))),
+            ("resources", resources(model, &s.resources)),
+            ("after", Member::Value(json!(s.after))),
+        ])
+    });
+    let top = Node::Object(vec![
+        ("version", Member::Value(json!(1))),
+        ("order", Member::Value(json!(if uninstall { "uninstall" } else { "install" }))),
+        ("levels", Member::Items(Box::new(levels))),
+        ("crds", resources(model, &plan.crds)),
+        ("hooks", Member::Items(Box::new(hooks))),
+        ("steps", Member::Items(Box::new(steps))),
+    ]);
+    write_node(out, top, 0)?;
+    writeln!(out)
 }
 
-/// Writes `"name": [ … ]` as a member of the top-level object, pretty-printed.
-fn write_array(
-    out: &mut dyn Write,
-    name: &str,
-    items: impl Iterator<Item = Value>,
-    last: bool,
-) -> io::Result<()> {
-    write!(out, "  \"{name}\": [")?;
+/// An array of documents, streamed.
+fn resources<'a>(model: &'a Model, docs: &'a [DocId]) -> Member<'a> {
+    Member::Items(Box::new(docs.iter().map(move |&d| Node::Value(resource_json(model, d)))))
+}
+
+/// A JSON value to write: whole, or an object some of whose members are streamed.
+enum Node<'a> {
+    Value(Value),
+    Object(Vec<(&'static str, Member<'a>)>),
+}
+
+enum Member<'a> {
+    Value(Value),
+    Items(Box<dyn Iterator<Item = Node<'a>> + 'a>),
+}
+
+/// Writes a node in `serde_json`'s pretty layout, its first line already indented by `indent`.
+fn write_node(out: &mut dyn Write, node: Node<'_>, indent: usize) -> io::Result<()> {
+    match node {
+        Node::Value(value) => {
+            let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
+            for (i, line) in text.lines().enumerate() {
+                if i > 0 {
+                    write!(out, "\n{:indent$}", "")?;
+                }
+                out.write_all(line.as_bytes())?;
+            }
+            Ok(())
+        }
+        Node::Object(members) => {
+            out.write_all(b"{")?;
+            let count = members.len();
+            for (i, (key, member)) in members.into_iter().enumerate() {
+                write!(out, "\n{:width$}\"{key}\": ", "", width = indent + 2)?;
+                match member {
+                    Member::Value(value) => write_node(out, Node::Value(value), indent + 2)?,
+                    Member::Items(items) => write_items(out, items, indent + 2)?,
+                }
+                if i + 1 < count {
+                    out.write_all(b",")?;
+                }
+            }
+            if count > 0 {
+                write!(out, "\n{:indent$}", "")?;
+            }
+            out.write_all(b"}")
+        }
+    }
+}
+
+fn write_items<'a>(out: &mut dyn Write, items: impl Iterator<Item = Node<'a>>, indent: usize) -> io::Result<()> {
+    out.write_all(b"[")?;
     let mut first = true;
     for item in items {
         out.write_all(if first { b"\n" } else { b",\n" })?;
         first = false;
-        let text = serde_json::to_string_pretty(&item).map_err(io::Error::other)?;
-        for (i, line) in text.lines().enumerate() {
-            if i > 0 {
-                out.write_all(b"\n")?;
-            }
-            write!(out, "    {line}")?;
-        }
+        write!(out, "{:width$}", "", width = indent + 2)?;
+        write_node(out, item, indent + 2)?;
     }
     if !first {
-        out.write_all(b"\n  ")?;
+        write!(out, "\n{:indent$}", "")?;
     }
-    writeln!(out, "]{}", if last { "" } else { "," })
+    out.write_all(b"]")
 }
