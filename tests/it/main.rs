@@ -4,6 +4,8 @@
 //! environment so that a developer's `KUBECONFIG`, colours or CI variables never change a
 //! result. Snapshots live in the top-level `snapshots/` directory.
 
+#[cfg(feature = "apply")]
+mod apply;
 mod plan;
 
 use std::path::{Path, PathBuf};
@@ -31,7 +33,15 @@ pub fn snapshot_settings() -> insta::Settings {
 pub fn chartseq() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_chartseq"));
     cmd.current_dir(root());
-    for var in ["KUBECONFIG", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "CI", "TERM"] {
+    for var in [
+        "KUBECONFIG",
+        "NO_COLOR",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "FORCE_COLOR",
+        "CI",
+        "TERM",
+    ] {
         cmd.env_remove(var);
     }
     for (key, _) in std::env::vars_os() {
@@ -44,8 +54,16 @@ pub fn chartseq() -> Command {
 
 /// Runs a command and returns (exit code, stdout, stderr).
 pub fn run(cmd: &mut Command) -> (i32, String, String) {
-    let Output { status, stdout, stderr } = cmd.output().expect("the chartseq binary runs");
-    (status.code().unwrap_or(-1), String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned())
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().expect("the chartseq binary runs");
+    (
+        status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
 }
 
 /// A tool (`helm`, `kubectl`) named by `$CHARTSEQ_HELM` / `$CHARTSEQ_KUBECTL`. Without it the
@@ -53,9 +71,14 @@ pub fn run(cmd: &mut Command) -> (i32, String, String) {
 /// where a missing tool fails the test.
 pub fn tool(name: &str) -> Option<PathBuf> {
     let var = format!("CHARTSEQ_{}", name.to_uppercase());
-    let found = std::env::var_os(&var).map(PathBuf::from).filter(|p| Path::new(p).is_file());
+    let found = std::env::var_os(&var)
+        .map(PathBuf::from)
+        .filter(|p| Path::new(p).is_file());
     if found.is_none() {
-        assert!(std::env::var("CHARTSEQ_REQUIRE_TOOLS").as_deref() != Ok("1"), "${var} must name the {name} binary (run scripts/test.sh)");
+        assert!(
+            std::env::var("CHARTSEQ_REQUIRE_TOOLS").as_deref() != Ok("1"),
+            "${var} must name the {name} binary (run scripts/test.sh)"
+        );
         eprintln!("skipped: ${var} is not set (scripts/test.sh installs {name})");
     }
     found
