@@ -1,5 +1,8 @@
 //! The commands: load the model, plan, write the requested output.
 
+#[cfg(feature = "apply")]
+pub mod apply;
+
 use std::fmt;
 use std::io::{self, Write};
 

@@ -5,4 +5,5 @@
 #[expect(dead_code, reason = "not every helper is used by every test")]
 mod apiserver;
 
+mod deploy;
 mod kubectl;
