@@ -51,6 +51,9 @@ pub enum Command {
     /// Show a release's latest revision and its recorded plan.
     #[cfg(feature = "apply")]
     Status(ReleaseArgs),
+    /// Judge recorded objects' readiness offline (custom expressions or kstatus), e.g. the
+    /// output of `kubectl get -o yaml`.
+    Readiness(ReadinessArgs),
 }
 
 #[cfg(feature = "apply")]
@@ -268,6 +271,53 @@ pub struct TemplateArgs {
     pub keep_sequencing_annotations: bool,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ReadinessFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadinessArgs {
+    /// A YAML file with one or more objects (a `kind: List` too), or `-` for stdin.
+    #[arg(value_name = "OBJECT")]
+    pub object: PathBuf,
+    /// A success expression, e.g. '{.succeeded} == 1' (repeatable); replaces the objects'
+    /// helm.sh/readiness-success annotation.
+    #[arg(long, value_name = "EXPR")]
+    pub success: Vec<String>,
+    /// A failure expression, e.g. '{.failed} >= 1' (repeatable); replaces the objects'
+    /// helm.sh/readiness-failure annotation.
+    #[arg(long, value_name = "EXPR")]
+    pub failure: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReadinessFormatArg,
+    /// As helm's --wait-for-jobs: a Job counts as ready only once it is Complete.
+    #[arg(long = "wait-for-jobs")]
+    pub wait_for_jobs: bool,
+}
+
+impl ReadinessArgs {
+    /// The settings this command line asks for.
+    #[must_use]
+    pub fn to_settings(&self) -> commands::readiness::ReadinessSettings {
+        commands::readiness::ReadinessSettings {
+            object: self.object.clone(),
+            success: self.success.clone(),
+            failure: self.failure.clone(),
+            format: match self.format {
+                ReadinessFormatArg::Text => commands::readiness::ReadinessFormat::Text,
+                ReadinessFormatArg::Json => commands::readiness::ReadinessFormat::Json,
+            },
+            kstatus: crate::readiness::KstatusOptions {
+                wait_for_jobs: self.wait_for_jobs,
+            },
+            limits: Limits::default(),
+        }
+    }
+}
+
 /// Runs the command line and returns the process exit code.
 #[must_use]
 pub fn main() -> ExitCode {
@@ -373,5 +423,6 @@ fn run(
             out,
             err,
         ),
+        Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
     }
 }

@@ -13,4 +13,5 @@ pub mod error;
 pub mod model;
 pub mod parse;
 pub mod plan;
+pub mod readiness;
 pub mod source;

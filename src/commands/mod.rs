@@ -2,6 +2,7 @@
 
 #[cfg(feature = "apply")]
 pub mod apply;
+pub mod readiness;
 
 use std::fmt;
 use std::io::{self, Write};

@@ -7,6 +7,7 @@
 #[cfg(feature = "apply")]
 mod apply;
 mod plan;
+mod readiness;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

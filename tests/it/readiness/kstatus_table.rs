@@ -1,0 +1,52 @@
+//! Readiness tables: every object under `fixtures/readiness/` carries the status and reason it
+//! must be judged (`chartseq.test/expect-status`, `chartseq.test/expect-reason`, a prefix).
+
+use serde_json::Value;
+
+use chartseq::readiness::{Condition, KstatusOptions, Readiness};
+
+const FILES: [(&str, bool); 5] = [
+    ("readiness/kstatus/workloads.yaml", false),
+    ("readiness/kstatus/pods-jobs.yaml", false),
+    ("readiness/kstatus/others.yaml", false),
+    ("readiness/kstatus/wait-for-jobs.yaml", true),
+    ("readiness/custom.yaml", false),
+];
+
+fn annotation<'a>(object: &'a Value, key: &str) -> &'a str {
+    object["metadata"]["annotations"][key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key} missing on {}", object["metadata"]["name"]))
+}
+
+#[test]
+fn every_fixture_object_is_judged_as_it_expects() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for (file, wait_for_jobs) in FILES {
+        for object in super::load_objects(file) {
+            count += 1;
+            let options = KstatusOptions { wait_for_jobs };
+            let readiness =
+                Readiness::for_object(&object, options).expect("fixture annotations parse");
+            let judgement = readiness.judge(&object);
+            let status = annotation(&object, "chartseq.test/expect-status");
+            let reason = annotation(&object, "chartseq.test/expect-reason");
+            // The fast path a deployer polls must agree with the full judgement.
+            assert_eq!(
+                readiness.status(&object),
+                judgement.status,
+                "{file} {}",
+                object["metadata"]["name"]
+            );
+            if judgement.status.as_str() != status || !judgement.reason.starts_with(reason) {
+                failures.push(format!(
+                    "{file} {}: expected {status} \"{reason}…\", got {} \"{}\"",
+                    object["metadata"]["name"], judgement.status, judgement.reason
+                ));
+            }
+        }
+    }
+    assert!(count >= 50, "only {count} fixture objects");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
