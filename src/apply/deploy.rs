@@ -207,17 +207,12 @@ impl Runner {
                 resource: Some(item.label()),
                 error,
             })?;
-        let goal = if self.settings.wait_for_jobs && item.kind == "Job" {
-            Goal::Complete
-        } else {
-            Goal::Ready
-        };
         Ok(Target {
             kind,
             namespace: ns,
             name: item.name.clone(),
-            doc: item.doc,
-            goal,
+            readiness: None,
+            goal: Goal::Ready,
         })
     }
 
@@ -293,11 +288,23 @@ impl Runner {
             verb: "apply",
         });
         let result = async {
+            let goal = goal.unwrap_or(Goal::Ready);
+            // Parsed before anything is sent: an unusable annotation stops the step cleanly.
+            let mut readiness = Vec::with_capacity(indexes.len());
+            for &i in indexes {
+                let item = &record.items[i];
+                let r = super::judge::readiness_of(&item.object, goal, self.settings.wait_for_jobs)
+                    .map_err(|message| RunError::Cluster {
+                        resource: Some(item.label()),
+                        error: ClusterError::other(message),
+                    })?;
+                readiness.push(Arc::new(r));
+            }
+            // Targets come back in the order of `indexes`.
             let mut targets = self.apply_in_kind_order(record, indexes).await?;
-            if let Some(goal) = goal {
-                for t in &mut targets {
-                    t.goal = goal;
-                }
+            for (t, r) in targets.iter_mut().zip(readiness) {
+                t.goal = goal;
+                t.readiness = Some(r);
             }
             self.emit(Event::Waiting {
                 step: label.to_owned(),
@@ -488,7 +495,7 @@ impl Runner {
                     kind,
                     namespace: ns,
                     name: item.name.clone(),
-                    doc: None,
+                    readiness: None,
                     goal: Goal::Gone,
                 });
             }

@@ -48,8 +48,8 @@ pub struct Target {
     pub kind: Kind,
     pub namespace: Option<String>,
     pub name: String,
-    /// The document it came from, for custom readiness; `None` when judged from a record.
-    pub doc: Option<usize>,
+    /// How it is judged, parsed once from the applied object; `None` for deletions.
+    pub readiness: Option<std::sync::Arc<crate::readiness::Readiness>>,
     pub goal: Goal,
 }
 

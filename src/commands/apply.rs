@@ -308,7 +308,7 @@ fn context(
 ) -> Context {
     Context {
         cluster,
-        judge: Arc::new(judge::Interim),
+        judge: Arc::new(judge::Engine),
         settings,
         atomic,
         events,

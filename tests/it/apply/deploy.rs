@@ -257,7 +257,7 @@ fn readiness_timeout_names_what_blocked_and_records_failure() {
         "{err}"
     );
     assert!(
-        err.contains("Deployment/app (namespace default): available replicas: 0/2"),
+        err.contains("Deployment/app (namespace default): Deployment: 0 of 2 replicas created"),
         "{err}"
     );
     assert!(
@@ -291,7 +291,7 @@ fn atomic_install_failure_leaves_nothing() {
     let (code, out, err) = env.apply("shop.yaml", &["--atomic"]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(
-        err.contains("Deployment/app (namespace default) failed: progress deadline exceeded"),
+        err.contains("Deployment/app (namespace default) failed: Deployment: progress deadline exceeded (ProgressDeadlineExceeded)"),
         "{err}"
     );
     assert_eq!(env.leftovers(), Vec::<String>::new());
@@ -359,7 +359,7 @@ fn failed_hook_with_hook_failed_policy_is_deleted_and_stops_the_release() {
     assert_eq!(code, 1);
     assert!(
         err.contains("pre-install hook Job/migrate (namespace default)")
-            && err.contains("job failed: BackoffLimitExceeded"),
+            && err.contains("Job: Failed, 1 of 1 failed (BackoffLimitExceeded)"),
         "{err}"
     );
     assert!(!env.exists("Job", "migrate"));
@@ -490,4 +490,52 @@ fn unreachable_cluster_is_a_tool_failure() {
     let (code, _, err) = run(&mut cmd);
     assert_eq!(code, 2, "{err}");
     assert!(err.starts_with("chartseq: error:"), "{err}");
+}
+
+#[test]
+fn crds_first_then_custom_readiness_gates_dependents() {
+    let env = start(
+        "resources:\n- {kind: CustomResourceDefinition, name: widgets.example.com, readyAfterMs: 100}\n- kind: Widget\n  name: w\n  status: [{afterMs: 300, value: {phase: Ready}}]\n",
+    );
+    let path = fixture("apply/widgets.yaml");
+    let (code, out, err) = env.run(&["apply", path.to_str().expect("UTF-8"), "--release", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // The CR could only be applied once its CRD was established and rediscovered.
+    assert!(
+        t(&env, "apply", "Widget", "w")
+            >= t(
+                &env,
+                "ready",
+                "CustomResourceDefinition",
+                "widgets.example.com"
+            )
+    );
+    // The custom expression, not kstatus, gated the consumer.
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Widget", "w"));
+}
+
+#[test]
+fn custom_readiness_timeout_shows_each_expression_observed_value() {
+    let env = start(
+        "resources:\n- kind: Widget\n  name: w\n  status: [{afterMs: 10, value: {phase: Provisioning}}]\n",
+    );
+    let path = fixture("apply/widgets.yaml");
+    let (code, _, err) = env.run(&[
+        "apply",
+        path.to_str().expect("UTF-8"),
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("step widgets widget: timed out after 1s waiting for 1 resource(s):"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Widget/w (namespace default):") && err.contains("observed \"Provisioning\""),
+        "{err}"
+    );
+    assert!(!env.exists("ConfigMap", "consumer"));
 }
