@@ -6,4 +6,5 @@
 mod apiserver;
 
 mod deploy;
+mod e2e;
 mod kubectl;

@@ -539,3 +539,56 @@ fn custom_readiness_timeout_shows_each_expression_observed_value() {
     );
     assert!(!env.exists("ConfigMap", "consumer"));
 }
+
+/// A forced server-side apply by another field manager, over plain HTTP; the status code.
+fn force_apply_as(env: &Env, manager: &str, path: &str, body: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(env.server.addr).expect("the server accepts");
+    let request = format!(
+        "PATCH {path}?fieldManager={manager}&force=true HTTP/1.1\r\nHost: {}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        env.server.addr,
+        body.len()
+    );
+    stream
+        .write_all(request.as_bytes())
+        .expect("the request is sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("the response is read");
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_conflict_names_the_resource_and_the_server_message() {
+    let env = start("");
+    assert_eq!(env.apply("hooks.yaml", &[]).0, 0);
+    let body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"app\"},\"data\":{\"a\":\"2\"}}";
+    assert_eq!(
+        force_apply_as(
+            &env,
+            "other",
+            "/api/v1/namespaces/default/configmaps/app",
+            body
+        ),
+        200
+    );
+    let (code, _, err) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("ConfigMap/app (namespace default): Apply failed with 1 conflict: conflict with \"other\" using v1: .data.a"),
+        "{err}"
+    );
+    let (code, _, err) = env.apply("hooks.yaml", &["--force-conflicts"]);
+    assert_eq!(code, 0, "{err}");
+    let cm = env
+        .server
+        .server
+        .object("ConfigMap", Some("default"), "app")
+        .expect("exists");
+    assert_eq!(cm["data"]["a"], "1");
+}
