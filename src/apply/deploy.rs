@@ -71,7 +71,12 @@ pub enum RunError {
         error: WaitError,
     },
     Interrupted,
-    Overall(Duration),
+    /// `--timeout` ran out during a step's wait (which names what blocked).
+    Overall {
+        timeout: Duration,
+        step: String,
+        error: WaitError,
+    },
 }
 
 impl std::fmt::Display for RunError {
@@ -89,10 +94,14 @@ impl std::fmt::Display for RunError {
             RunError::Interrupted => {
                 f.write_str("interrupted: stopped scheduling after the requests in flight")
             }
-            RunError::Overall(t) => write!(
+            RunError::Overall {
+                timeout,
+                step,
+                error,
+            } => write!(
                 f,
-                "the release did not finish within --timeout {}",
-                human(*t)
+                "the release did not finish within --timeout {}: step {step}: {error}",
+                human(*timeout)
             ),
         }
     }
@@ -264,9 +273,11 @@ impl Runner {
         {
             Ok(d) => Ok(d),
             Err(WaitError::Cancelled) => Err(RunError::Interrupted),
-            Err(WaitError::Timeout { .. }) if overall && budget.is_zero() => {
-                Err(RunError::Overall(self.settings.timeout))
-            }
+            Err(error @ WaitError::Timeout { .. }) if overall => Err(RunError::Overall {
+                timeout: self.settings.timeout,
+                step: step.to_owned(),
+                error,
+            }),
             Err(error) => Err(RunError::Wait {
                 step: step.to_owned(),
                 error,

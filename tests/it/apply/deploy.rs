@@ -592,3 +592,21 @@ fn a_conflict_names_the_resource_and_the_server_message() {
         .expect("exists");
     assert_eq!(cm["data"]["a"], "1");
 }
+
+#[test]
+fn overall_timeout_bounds_the_release() {
+    // db takes 1.5 s; each wait may take 1 s, and the whole release 1 s too.
+    let env = start("resources:\n- {kind: StatefulSet, name: db, readyAfterMs: 1500}\n");
+    let started = Instant::now();
+    let (code, _, err) = env.apply(
+        "shop.yaml",
+        &["--timeout", "1s", "--readiness-timeout", "1s"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        err.contains("the release did not finish within --timeout 1s: step shop db:"),
+        "{err}"
+    );
+    assert!(err.contains("StatefulSet/db (namespace default):"), "{err}");
+}
