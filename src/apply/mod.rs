@@ -27,8 +27,8 @@ use deploy::{Event, RunError, RunSettings, Runner};
 use release::{HookInfo, Item, Record, RecordedStep};
 use wait::Judge;
 
-/// Builds the release's record from the model and its plan. Fails on a document that is not
-/// an object (it cannot be applied).
+/// Builds the release's record from the model and its plan, skipping documents that are not
+/// objects.
 pub fn record_from_plan(
     model: &Model,
     plan: &Plan,
@@ -40,15 +40,9 @@ pub fn record_from_plan(
     for (doc_id, doc) in model.documents.iter().enumerate() {
         let resource = match &doc.content {
             Content::Resource(r) => r,
-            Content::Empty => continue,
-            Content::Invalid { message, .. } | Content::NotAnObject { message, .. } => {
-                return Err(format!(
-                    "{}: {message}: it cannot be applied",
-                    doc.source_path
-                        .as_deref()
-                        .unwrap_or("a document without # Source")
-                ));
-            }
+            // Documents that are not objects were reported (and stop the deploy unless
+            // --no-lint); they cannot be sent.
+            Content::Empty | Content::Invalid { .. } | Content::NotAnObject { .. } => continue,
         };
         let file = model.sources.get(doc.file);
         let text = file.text(doc.span);

@@ -610,3 +610,22 @@ fn overall_timeout_bounds_the_release() {
     );
     assert!(err.contains("StatefulSet/db (namespace default):"), "{err}");
 }
+
+#[test]
+fn a_document_that_is_not_an_object_stops_the_deploy_unless_no_lint() {
+    let env = start("");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut stream =
+        std::fs::read_to_string(fixture("apply/hooks.yaml")).expect("the fixture reads");
+    stream.push_str("---\n# Source: hooks/templates/broken.yaml\n- just\n- a list\n");
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(&path, stream).expect("written");
+    let path = path.to_str().expect("UTF-8");
+    let (code, _, err) = env.run(&["apply", path, "--release", "shop"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot be applied"), "{err}");
+    assert!(!env.exists("ConfigMap", "app"));
+    let (code, _, err) = env.run(&["apply", path, "--release", "shop", "--no-lint"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(env.exists("ConfigMap", "app"));
+}
