@@ -625,3 +625,85 @@ pub fn describe(obj: &Value) -> String {
         obj["metadata"]["name"].as_str().unwrap_or("?")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::release::RecordedStep;
+
+    fn item(kind: &str, name: &str) -> Item {
+        Item {
+            api_version: "v1".to_owned(),
+            kind: kind.to_owned(),
+            namespace: Some("ns".to_owned()),
+            name: name.to_owned(),
+            object: serde_json::json!({}),
+            doc: None,
+            hook: None,
+        }
+    }
+
+    fn record(items: Vec<Item>, steps: &[&[usize]], hooks: Vec<usize>) -> Record {
+        Record {
+            name: "r".to_owned(),
+            namespace: "ns".to_owned(),
+            revision: 1,
+            status: "deployed".to_owned(),
+            description: String::new(),
+            chart: String::new(),
+            updated: String::new(),
+            sequenced: true,
+            items,
+            crds: Vec::new(),
+            hooks,
+            steps: steps
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RecordedStep {
+                    label: format!("s{i}"),
+                    resources: r.to_vec(),
+                    after: Vec::new(),
+                })
+                .collect(),
+            applied: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn uninstall_order_is_the_exact_reverse_then_hooks() {
+        let r = record(
+            vec![
+                item("ConfigMap", "a"),
+                item("Deployment", "b"),
+                item("Service", "c"),
+                item("Job", "h"),
+            ],
+            &[&[0], &[1, 2]],
+            vec![3],
+        );
+        let steps = reverse_steps(&r, None);
+        let labels: Vec<&str> = steps.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["s1", "s0", "hooks"]);
+        let only: BTreeSet<usize> = [2].into();
+        assert_eq!(
+            reverse_steps(&r, Some(&only)),
+            vec![("s1".to_owned(), vec![2])]
+        );
+    }
+
+    #[test]
+    fn removed_compares_identities_and_keeps_crds() {
+        let mut old = record(
+            vec![
+                item("ConfigMap", "a"),
+                item("Deployment", "b"),
+                item("CustomResourceDefinition", "c"),
+            ],
+            &[&[0, 1]],
+            Vec::new(),
+        );
+        old.crds = vec![2];
+        let new = record(vec![item("ConfigMap", "a")], &[&[0]], Vec::new());
+        assert_eq!(removed(&old, &new), [1].into());
+    }
+}
