@@ -71,7 +71,7 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use.
-    #[arg(long = "kube-context", alias = "context", value_name = "NAME")]
+    #[arg(long = "context", alias = "kube-context", value_name = "NAME")]
     pub context: Option<String>,
     /// Time the whole operation may take (Go duration: 5m, 90s).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::apply::parse_duration)]

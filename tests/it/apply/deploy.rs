@@ -629,3 +629,15 @@ fn a_document_that_is_not_an_object_stops_the_deploy_unless_no_lint() {
     assert_eq!(code, 0, "{err}");
     assert!(env.exists("ConfigMap", "app"));
 }
+
+#[test]
+fn context_selects_the_kubeconfig_context() {
+    let env = start("");
+    let (code, _, err) = env.run(&["history", "shop", "--context", "nope"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nope"), "{err}");
+    assert_eq!(
+        env.apply("hooks.yaml", &["--context", "chartseq-test"]).0,
+        0
+    );
+}
