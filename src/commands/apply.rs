@@ -286,6 +286,10 @@ fn drive<T: Send + 'static>(
         if tokio::signal::ctrl_c().await.is_ok() {
             let _ = cancel_tx.send(true);
         }
+        // A second Ctrl-C does not wait for the requests in flight.
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(130);
+        }
     });
     rt.block_on(async {
         while let Some(e) = events.recv().await {
