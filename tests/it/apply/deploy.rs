@@ -322,7 +322,7 @@ fn hooks_follow_weight_and_delete_policies() {
     // hook-succeeded: the post-install Pod is gone after it succeeded.
     assert!(env.at("ready", "Pod", "notify").is_some());
     assert!(!env.exists("Pod", "notify"));
-    assert!(t(&env, "apply", "Pod", "notify") > t(&env, "apply", "ConfigMap", "app"));
+    assert!(t(&env, "apply", "Pod", "notify") >= t(&env, "apply", "ConfigMap", "app"));
     let first_uid = env
         .server
         .server
@@ -639,5 +639,47 @@ fn context_selects_the_kubeconfig_context() {
     assert_eq!(
         env.apply("hooks.yaml", &["--context", "chartseq-test"]).0,
         0
+    );
+}
+
+#[test]
+fn a_subchart_starts_when_its_own_dependencies_are_ready_not_its_batch() {
+    let env = start(
+        "resources:\n- {kind: Deployment, name: cache, readyAfterMs: 1500}\n- {kind: Deployment, name: db, readyAfterMs: 100}\n- {kind: Deployment, name: api, readyAfterMs: 100}\n",
+    );
+    let stream = fixture("apply/umbrella.yaml");
+    let chart = fixture("apply/umbrella");
+    let (code, out, err) = env.run(&[
+        "apply",
+        stream.to_str().expect("UTF-8"),
+        "--chart",
+        chart.to_str().expect("UTF-8"),
+        "--release",
+        "shop",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // api depends on db only: it starts once db is ready, while cache (same batch as db) is
+    // still coming up. Batch-by-batch waiting would hold it until cache too.
+    let api = t(&env, "apply", "Deployment", "api");
+    assert!(api >= t(&env, "ready", "Deployment", "db"));
+    assert!(
+        api < t(&env, "ready", "Deployment", "cache"),
+        "{:#?}",
+        env.log()
+    );
+    // The parent's own resources wait for every subchart.
+    assert!(t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "cache"));
+    assert!(t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "api"));
+}
+
+#[test]
+fn the_sample_scenario_parses() {
+    let text = std::fs::read_to_string(fixture("apply/scenario.yaml")).expect("the sample reads");
+    let scenario = Scenario::parse(&text).expect("the sample scenario parses");
+    assert_eq!(scenario.resources.len(), 5);
+    assert_eq!(scenario.resources[4].status.len(), 2);
+    assert!(
+        Scenario::parse("resources: [{kind: Job, name: x, readyAftrMs: 1}]").is_err(),
+        "unknown fields are errors"
     );
 }
