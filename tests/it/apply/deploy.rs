@@ -683,3 +683,38 @@ fn the_sample_scenario_parses() {
         "unknown fields are errors"
     );
 }
+
+#[test]
+fn a_started_job_counts_as_ready_unless_wait_for_jobs() {
+    for (flags, waits) in [(&[][..], false), (&["--wait-for-jobs"][..], true)] {
+        let env = start("resources:\n- {kind: Job, name: seed, readyAfterMs: 700}\n");
+        let path = fixture("apply/jobs.yaml");
+        let mut args = vec!["apply", path.to_str().expect("UTF-8"), "--release", "shop"];
+        args.extend_from_slice(flags);
+        let (code, out, err) = env.run(&args);
+        assert_eq!(code, 0, "{out}\n{err}");
+        let reader = t(&env, "apply", "ConfigMap", "reader");
+        let started = Instant::now();
+        while env
+            .server
+            .server
+            .object("Job", Some("default"), "seed")
+            .expect("the Job exists")["status"]["succeeded"]
+            != 1
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the Job never completed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let complete = env
+            .last_at("ready", "Job", "seed")
+            .expect("the Job completed");
+        assert_eq!(
+            reader >= complete,
+            waits,
+            "{flags:?}: reader at {reader}, Job complete at {complete}"
+        );
+    }
+}
