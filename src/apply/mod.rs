@@ -163,6 +163,16 @@ impl Context {
     }
 }
 
+/// The last deployed (or superseded) revision and every one after it: what may still be in
+/// the cluster.
+fn since_deployed(history: &[Record]) -> &[Record] {
+    let from = history
+        .iter()
+        .rposition(|r| r.status == "deployed" || r.status == "superseded")
+        .unwrap_or(0);
+    &history[from..]
+}
+
 /// The revision installed, or why the run failed (after recording it).
 pub type Outcome = Result<Record, RunError>;
 
@@ -184,7 +194,8 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
         .rev()
         .find(|r| r.status == "deployed")
         .cloned();
-    let upgrade = !history.is_empty();
+    // Without a deployed revision (a first install failed) this is an install again.
+    let upgrade = previous.is_some();
     record.revision = history.last().map_or(1, |r| r.revision + 1);
     record.status = if upgrade {
         "pending-upgrade"
@@ -209,7 +220,8 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
         ("pre-install", "post-install")
     };
     let record = Arc::new(record);
-    let prune: Vec<&Record> = previous.iter().collect();
+    // What the last deployed revision and any failed runs since then left behind.
+    let prune: Vec<&Record> = since_deployed(&history).iter().rev().collect();
     let result = run_release(&runner, &record, pre, post, &prune).await;
     let mut record = Arc::try_unwrap(record).unwrap_or_else(|r| (*r).clone());
     record.applied = runner.applied();
@@ -412,11 +424,7 @@ pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Result<Rec
         .await?;
     // Revisions since the last deployed one may hold objects the latest does not (a failed
     // or interrupted upgrade stops before pruning).
-    let since = history
-        .iter()
-        .rposition(|r| r.status == "deployed" || r.status == "superseded")
-        .unwrap_or(0);
-    for old in history[since..]
+    for old in since_deployed(&history)
         .iter()
         .rev()
         .filter(|r| r.revision != latest.revision)

@@ -718,3 +718,25 @@ fn a_started_job_counts_as_ready_unless_wait_for_jobs() {
         );
     }
 }
+
+#[test]
+fn after_a_failed_first_install_the_next_run_installs_and_prunes_its_leftovers() {
+    let env = start("resources:\n- {kind: Deployment, name: app, never: true}\n");
+    let (code, _, _) = env.apply("shop.yaml", &["--readiness-timeout", "1s"]);
+    assert_eq!(code, 1);
+    assert!(env.exists("StatefulSet", "db"));
+    let (code, out, err) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("revision 2, status deployed"), "{out}");
+    assert!(
+        !env.exists("StatefulSet", "db") && !env.exists("Deployment", "app"),
+        "the failed revision's objects are pruned"
+    );
+    assert!(env.exists("ConfigMap", "app"));
+    assert!(
+        env.log()
+            .iter()
+            .any(|e| e.kind == "Job" && e.name == "keep"),
+        "pre-install hooks ran"
+    );
+}
