@@ -616,16 +616,6 @@ pub async fn save(cluster: &dyn Cluster, record: &Record) -> Result<(), RunError
         })
 }
 
-/// The object a value names, for notes.
-#[must_use]
-pub fn describe(obj: &Value) -> String {
-    format!(
-        "{}/{}",
-        obj["kind"].as_str().unwrap_or("?"),
-        obj["metadata"]["name"].as_str().unwrap_or("?")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
