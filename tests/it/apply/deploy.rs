@@ -740,3 +740,30 @@ fn after_a_failed_first_install_the_next_run_installs_and_prunes_its_leftovers()
         "pre-install hooks ran"
     );
 }
+
+#[test]
+fn a_chart_directory_is_rendered_by_helm_then_applied() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let env = start("resources:\n- {kind: Deployment, name: db, readyAfterMs: 200}\n");
+    let chart = fixture("apply/umbrella");
+    let (code, out, err) = env.run(&[
+        "apply",
+        chart.to_str().expect("UTF-8"),
+        "--helm",
+        helm.to_str().expect("UTF-8"),
+        "--release",
+        "u",
+        "-n",
+        "default",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("release u applied: revision 1, status deployed"),
+        "{out}"
+    );
+    assert!(t(&env, "apply", "Deployment", "api") >= t(&env, "ready", "Deployment", "db"));
+    let (_, out, _) = env.run(&["status", "u"]);
+    assert!(out.contains("CHART: umbrella-0.1.0"), "{out}");
+}
