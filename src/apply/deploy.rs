@@ -438,7 +438,8 @@ impl Runner {
             let mut cancel = self.cancel.clone();
             let next = tokio::select! {
                 r = running.join_next() => r,
-                _ = cancel.changed(), if !*cancel.borrow() => continue,
+                // A closed channel means no Ctrl-C handler: nothing to wait for then.
+                Ok(()) = cancel.changed(), if !*cancel.borrow() => continue,
             };
             match next {
                 None => break,

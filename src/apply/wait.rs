@@ -246,7 +246,8 @@ impl Watcher {
             }
             tokio::select! {
                 r = changes.changed() => if r.is_err() { return Err(WaitError::Cancelled) },
-                _ = cancel.changed() => {}
+                // A closed channel (no Ctrl-C handler) disables this branch.
+                Ok(()) = cancel.changed() => {}
                 () = tokio::time::sleep_until(deadline) => {
                     return Err(WaitError::Timeout { after: timeout, blocked });
                 }
