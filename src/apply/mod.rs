@@ -444,6 +444,50 @@ pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Result<Rec
     Ok(latest)
 }
 
+/// Each recorded object's live readiness, judged as `apply` judges it: `ready`,
+/// `in progress: <why>`, `failed: <why>` or `missing`.
+pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
+    let judge = judge::Engine;
+    let mut out = Vec::with_capacity(record.items.len());
+    for item in &record.items {
+        let state = match cluster.resolve(&item.api_version, &item.kind, false).await {
+            Err(e) => format!("unknown: {e}"),
+            Ok(kind) => {
+                let ns = if kind.namespaced {
+                    item.namespace.clone()
+                } else {
+                    None
+                };
+                match cluster.get(&kind, ns.as_deref(), &item.name).await {
+                    Err(e) => format!("unknown: {e}"),
+                    Ok(None) => "missing".to_owned(),
+                    Ok(Some(live)) => {
+                        match judge::readiness_of(&item.object, wait::Goal::Ready, false) {
+                            Err(e) => format!("unknown: {e}"),
+                            Ok(readiness) => {
+                                let target = wait::Target {
+                                    kind,
+                                    namespace: ns,
+                                    name: item.name.clone(),
+                                    readiness: Some(Arc::new(readiness)),
+                                    goal: wait::Goal::Ready,
+                                };
+                                match wait::Judge::judge(&judge, &target, &live) {
+                                    wait::Verdict::Ready => "ready".to_owned(),
+                                    wait::Verdict::InProgress(why) => format!("in progress: {why}"),
+                                    wait::Verdict::Failed(why) => format!("failed: {why}"),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        out.push(state);
+    }
+    out
+}
+
 /// Every revision, oldest first.
 pub async fn history(
     cluster: &dyn Cluster,

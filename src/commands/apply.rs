@@ -554,11 +554,12 @@ pub fn status(
         "NAME: {}\nNAMESPACE: {}\nREVISION: {}\nSTATUS: {}\nLAST DEPLOYED: {}\nCHART: {}\nSEQUENCED: {}\nDESCRIPTION: {}",
         r.name, r.namespace, r.revision, r.status, r.updated, r.chart, r.sequenced, r.description
     )?;
-    writeln!(out, "RESOURCES (install order):")?;
+    let live = rt.block_on(apply::live_state(cluster.as_ref(), r));
+    writeln!(out, "RESOURCES (install order, live state):")?;
     for s in &r.steps {
         writeln!(out, "  {}", s.label)?;
         for &i in &s.resources {
-            writeln!(out, "    {}", r.items[i].label())?;
+            writeln!(out, "    {}: {}", r.items[i].label(), live[i])?;
         }
     }
     Ok(Outcome::Clean)
