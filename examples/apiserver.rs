@@ -1,7 +1,9 @@
 //! A Kubernetes API server for trying `chartseq apply` by hand and for tests.
 //!
 //! `cargo run --example apiserver -- --port P [--scenario FILE]` prints the path of a
-//! kubeconfig that points at it on its first line, then serves until interrupted.
+//! kubeconfig that points at it on its first line, then serves until interrupted. The
+//! scenario format (readiness delays, failures, timed statuses, faults) is shown in
+//! `fixtures/apply/scenario.yaml`.
 
 #![expect(
     clippy::print_stdout,

@@ -1,5 +1,6 @@
 //! Against a real cluster (kind in CI): run with `CHARTSEQ_E2E_KUBECONFIG=... cargo test
-//! --test it apply::e2e -- --ignored`. Each test uses its own namespace and removes it.
+//! --test it apply::e2e -- --ignored`. Each test uses its own namespace, created with
+//! `--create-namespace` and left behind (CI discards the kind cluster).
 
 use crate::{chartseq, fixture, run};
 
