@@ -46,6 +46,21 @@ pub enum Command {
     /// Judge recorded objects' readiness offline (custom expressions or kstatus), e.g. the
     /// output of `kubectl get -o yaml`.
     Readiness(ReadinessArgs),
+    /// Install or upgrade a release, sequenced: CRDs, pre hooks, the plan as a DAG, post hooks.
+    #[cfg(feature = "apply")]
+    Apply(ApplyArgs),
+    /// Delete a release in the exact reverse of its recorded plan, waiting for each step.
+    #[cfg(feature = "apply")]
+    Uninstall(ReleaseArgs),
+    /// Roll a release back to a recorded revision (default: the previous one).
+    #[cfg(feature = "apply")]
+    Rollback(RollbackArgs),
+    /// List a release's revisions.
+    #[cfg(feature = "apply")]
+    History(ReleaseArgs),
+    /// Show a release's latest revision and its recorded plan.
+    #[cfg(feature = "apply")]
+    Status(ReleaseArgs),
 }
 
 const LINT_HELP: &str = "\
@@ -185,6 +200,110 @@ impl LintArgs {
             },
         }
     }
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ProgressArg {
+    Human,
+    Json,
+}
+
+/// How to reach the cluster and how long to wait.
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long = "context", alias = "kube-context", value_name = "NAME")]
+    pub context: Option<String>,
+    /// Time the whole operation may take (Go duration: 5m, 90s).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::apply::parse_duration)]
+    pub timeout: Duration,
+    /// Time each readiness wait may take; must not exceed --timeout.
+    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = crate::apply::parse_duration)]
+    pub readiness_timeout: Duration,
+    /// Wait for Jobs to complete (otherwise a started Job counts as ready).
+    #[arg(long = "wait-for-jobs")]
+    pub wait_for_jobs: bool,
+    /// Progress output: live lines and a table, or JSON-lines events for CI.
+    #[arg(long, value_enum, default_value = "human")]
+    pub progress: ProgressArg,
+}
+
+#[cfg(feature = "apply")]
+impl ClusterArgs {
+    fn settings(&self, release: &str, namespace: Option<&str>) -> commands::apply::ClusterSettings {
+        commands::apply::ClusterSettings {
+            release: release.to_owned(),
+            namespace: namespace.unwrap_or("default").to_owned(),
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            timeout: self.timeout,
+            readiness_timeout: self.readiness_timeout,
+            wait_for_jobs: self.wait_for_jobs,
+            progress: match self.progress {
+                ProgressArg::Human => commands::apply::Progress::Human,
+                ProgressArg::Json => commands::apply::Progress::Json,
+            },
+        }
+    }
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches"
+)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The release name.
+    #[arg(long, value_name = "NAME")]
+    pub release: String,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// On failure, roll back (upgrade) or uninstall (install).
+    #[arg(long)]
+    pub atomic: bool,
+    /// Server-side dry run of every apply; prints the plan, changes nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// Take over fields other field managers own.
+    #[arg(long = "force-conflicts")]
+    pub force_conflicts: bool,
+    /// Create the release namespace if it does not exist.
+    #[arg(long = "create-namespace")]
+    pub create_namespace: bool,
+    /// Deploy even when checks find errors in the chart.
+    #[arg(long = "no-lint")]
+    pub no_lint: bool,
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The release name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The release namespace.
+    #[arg(short = 'n', long, value_name = "NS")]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// The revision to roll back to (default: the one before the current).
+    #[arg(value_name = "REVISION")]
+    pub revision: Option<u32>,
 }
 
 /// Where the chart comes from and how to render it.
@@ -416,6 +535,52 @@ fn run(
         Command::Rules(args) => {
             commands::lint::rules(matches!(args.format, RulesFormatArg::Json), out)
         }
+        #[cfg(feature = "apply")]
+        Command::Apply(args) => {
+            let mut input = args.input.to_input();
+            input.helm.release_name.clone_from(&args.release);
+            let cluster = args
+                .cluster
+                .settings(&args.release, args.input.namespace.as_deref());
+            let settings = commands::apply::ApplySettings {
+                input,
+                cluster,
+                atomic: args.atomic,
+                dry_run: args.dry_run,
+                force_conflicts: args.force_conflicts,
+                create_namespace: args.create_namespace,
+                no_lint: args.no_lint,
+            };
+            commands::apply::apply(&settings, out, err)
+        }
+        #[cfg(feature = "apply")]
+        Command::Uninstall(a) => commands::apply::uninstall(
+            &a.cluster.settings(&a.name, a.namespace.as_deref()),
+            out,
+            err,
+        ),
+        #[cfg(feature = "apply")]
+        Command::Rollback(a) => {
+            let r = &a.release;
+            commands::apply::rollback(
+                &r.cluster.settings(&r.name, r.namespace.as_deref()),
+                a.revision.unwrap_or(0),
+                out,
+                err,
+            )
+        }
+        #[cfg(feature = "apply")]
+        Command::History(a) => commands::apply::history(
+            &a.cluster.settings(&a.name, a.namespace.as_deref()),
+            out,
+            err,
+        ),
+        #[cfg(feature = "apply")]
+        Command::Status(a) => commands::apply::status(
+            &a.cluster.settings(&a.name, a.namespace.as_deref()),
+            out,
+            err,
+        ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
     }
 }

@@ -5,6 +5,8 @@
 //! order) → output. The binary in `src/main.rs` only parses arguments and dispatches to
 //! [`cli`].
 
+#[cfg(feature = "apply")]
+pub mod apply;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -201,6 +201,42 @@ pub fn lint(
     })
 }
 
+/// Lint as the gate before a deploy: the configuration found from the target, every selected
+/// rule, errors printed (human format) on `err`. Returns whether an error was found.
+pub fn gate(
+    model: &crate::model::Model,
+    input: &Input,
+    timeout: Duration,
+    readiness_timeout: Duration,
+    err: &mut dyn Write,
+) -> Result<bool, Failure> {
+    let start = match &input.target {
+        InputTarget::Stream(p) if p.as_os_str() == "-" => PathBuf::from("."),
+        InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
+    };
+    let config = match config::discover(&start).map(|path| Config::load(&path)) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            return Err(crate::error::Error::new(format!("{}: {}", e.path, e.message)).into());
+        }
+        None => Config::default(),
+    };
+    let selection =
+        Selection::build(&config, &SelectArgs::default()).map_err(crate::error::Error::new)?;
+    let settings = Settings {
+        selection,
+        config,
+        timeout,
+        readiness_timeout,
+    };
+    let report = crate::lint::run(model, &settings);
+    if report.fails(Some(Severity::Error)) {
+        report::reporter(Format::Human, false).report(err, model, &report)?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
 /// `chartseq explain CODE`.
 pub fn explain(code: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, Failure> {
     let Some(rule) = crate::rules::find(code) else {

@@ -1,5 +1,7 @@
 //! The commands: load the model, plan, write the requested output.
 
+#[cfg(feature = "apply")]
+pub mod apply;
 pub mod lint;
 pub mod readiness;
 
@@ -87,7 +89,11 @@ fn load_and_plan(
 /// Explains why there is no plan with the same findings `lint` reports (rendered snippets
 /// with the template lines); the plain listing is kept for the unexpected case where the rules
 /// see nothing.
-fn write_plan_error(err: &mut dyn Write, model: &Model, e: &plan::PlanError) -> io::Result<()> {
+pub(crate) fn write_plan_error(
+    err: &mut dyn Write,
+    model: &Model,
+    e: &plan::PlanError,
+) -> io::Result<()> {
     let report = crate::lint::plan_issue_findings(model);
     if report.findings.is_empty() {
         return output::write_plan_error(err, model, e);

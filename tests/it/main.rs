@@ -9,6 +9,8 @@
     reason = "test helpers are called for their values; the lint adds noise here"
 )]
 
+#[cfg(feature = "apply")]
+mod apply;
 mod hostile;
 mod lint;
 mod plan;

@@ -4,7 +4,12 @@
 
 use crate::{chartseq, run};
 
-const PLANTED: [&str; 4] = ["hunter2-planted", "aHVudGVyMi1wbGFudGVk", "s3cr3t-in-broken-doc", "multi-line-planted"];
+const PLANTED: [&str; 4] = [
+    "hunter2-planted",
+    "aHVudGVyMi1wbGFudGVk",
+    "s3cr3t-in-broken-doc",
+    "multi-line-planted",
+];
 
 fn stream() -> String {
     format!(
@@ -35,8 +40,10 @@ fn no_output_format_shows_secret_values() {
     std::fs::write(&path, stream()).expect("write");
     let mut outputs = 0;
     for format in ["human", "concise", "json"] {
-        let (code, out, err) =
-            run(chartseq().arg("lint").arg(&path).args(["--format", format, "--color", "always", "--select", "ALL"]));
+        let (code, out, err) = run(chartseq()
+            .arg("lint")
+            .arg(&path)
+            .args(["--format", format, "--color", "always", "--select", "ALL"]));
         assert_eq!(code, 1, "{format}: findings expected\n{err}");
         assert!(!out.is_empty(), "{format}: a report is written");
         assert_clean(&format!("lint --format {format}"), &out);
@@ -50,7 +57,10 @@ fn no_output_format_shows_secret_values() {
         outputs += 1;
     }
     for format in ["text", "json"] {
-        let (_, out, err) = run(chartseq().arg("readiness").arg(&path).args(["--format", format]));
+        let (_, out, err) = run(chartseq()
+            .arg("readiness")
+            .arg(&path)
+            .args(["--format", format]));
         assert_clean(&format!("readiness --format {format}"), &out);
         assert_clean(&format!("readiness --format {format} (stderr)"), &err);
         outputs += 1;

@@ -71,7 +71,10 @@ pub(super) fn write(
     });
     let top = Node::Object(vec![
         ("version", Member::Value(json!(1))),
-        ("order", Member::Value(json!(if uninstall { "uninstall" } else { "install" }))),
+        (
+            "order",
+            Member::Value(json!(if uninstall { "uninstall" } else { "install" })),
+        ),
         ("levels", Member::Items(Box::new(levels))),
         ("crds", resources(model, &plan.crds)),
         ("hooks", Member::Items(Box::new(hooks))),
@@ -83,7 +86,10 @@ pub(super) fn write(
 
 /// An array of documents, streamed.
 fn resources<'a>(model: &'a Model, docs: &'a [DocId]) -> Member<'a> {
-    Member::Items(Box::new(docs.iter().map(move |&d| Node::Value(resource_json(model, d)))))
+    Member::Items(Box::new(
+        docs.iter()
+            .map(move |&d| Node::Value(resource_json(model, d))),
+    ))
 }
 
 /// A JSON value to write: whole, or an object some of whose members are streamed.
@@ -131,7 +137,11 @@ fn write_node(out: &mut dyn Write, node: Node<'_>, indent: usize) -> io::Result<
     }
 }
 
-fn write_items<'a>(out: &mut dyn Write, items: impl Iterator<Item = Node<'a>>, indent: usize) -> io::Result<()> {
+fn write_items<'a>(
+    out: &mut dyn Write,
+    items: impl Iterator<Item = Node<'a>>,
+    indent: usize,
+) -> io::Result<()> {
     out.write_all(b"[")?;
     let mut first = true;
     for item in items {

@@ -1,0 +1,442 @@
+//! The Kubernetes API as the deployer sees it: the [`Cluster`] trait and its kube-rs
+//! implementation, with discovery, server-side apply and retries.
+//!
+//! Every call that can fail transiently (429, 5xx, a reset connection) is retried with
+//! exponential backoff and jitter; a conflict or another 4xx is returned at once, naming the
+//! resource and carrying the server's message.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, WatchParams};
+use kube::core::{ApiResource, WatchEvent};
+use serde_json::Value;
+
+/// A resolved resource type: what a URL needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kind {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+impl Kind {
+    fn api_resource(&self) -> ApiResource {
+        ApiResource {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            api_version: if self.group.is_empty() {
+                self.version.clone()
+            } else {
+                format!("{}/{}", self.group, self.version)
+            },
+            kind: self.kind.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+}
+
+/// How a call failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 429, 5xx, a dropped connection: worth retrying.
+    Transient,
+    NotFound,
+    Conflict,
+    /// 410: a watch resourceVersion too old.
+    Gone,
+    /// Another client error, or a configuration problem.
+    Other,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClusterError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl ClusterError {
+    pub fn other(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Other,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<kube::Error> for ClusterError {
+    fn from(e: kube::Error) -> Self {
+        match &e {
+            kube::Error::Api(status) => {
+                let kind = match status.code {
+                    404 => ErrorKind::NotFound,
+                    409 => ErrorKind::Conflict,
+                    410 => ErrorKind::Gone,
+                    429 | 500..=599 => ErrorKind::Transient,
+                    _ => ErrorKind::Other,
+                };
+                let message = if status.message.is_empty() {
+                    format!("{} ({})", status.reason, status.code)
+                } else {
+                    status.message.clone()
+                };
+                Self { kind, message }
+            }
+            kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => {
+                Self {
+                    kind: ErrorKind::Transient,
+                    message: e.to_string(),
+                }
+            }
+            _ => Self::other(e.to_string()),
+        }
+    }
+}
+
+pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// One watch event, as JSON.
+#[derive(Clone, Debug)]
+pub enum Change {
+    Applied(Value),
+    Deleted(Value),
+    /// A bookmark: progress without a change.
+    Bookmark(String),
+}
+
+/// Options of one apply request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ApplyOptions {
+    pub force: bool,
+    pub dry_run: bool,
+}
+
+/// What the deployer needs from a cluster.
+pub trait Cluster: Send + Sync {
+    /// The resource type of `apiVersion` + `kind`; `refresh` forgets what was discovered
+    /// before (after a CRD became established).
+    fn resolve<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+        refresh: bool,
+    ) -> BoxFuture<'a, Kind>;
+    fn apply<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        object: &'a Value,
+        options: ApplyOptions,
+    ) -> BoxFuture<'a, Value>;
+    fn get<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        name: &'a str,
+    ) -> BoxFuture<'a, Option<Value>>;
+    /// Whether the object existed.
+    fn delete<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        name: &'a str,
+    ) -> BoxFuture<'a, bool>;
+    /// The objects and the list's resourceVersion.
+    fn list<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        labels: &'a str,
+    ) -> BoxFuture<'a, (Vec<Value>, String)>;
+    fn watch<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        resource_version: &'a str,
+    ) -> BoxFuture<'a, BoxStream<'static, Result<Change>>>;
+}
+
+/// Retries a call while it fails transiently: backoff from 50 ms doubling to 2 s, with
+/// jitter, up to 10 attempts.
+pub async fn retry<T, F, Fut>(mut call: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let mut delay = Duration::from_millis(50);
+    let mut attempt = 0u32;
+    loop {
+        match call().await {
+            Err(e) if e.kind == ErrorKind::Transient && attempt < 10 => {
+                attempt += 1;
+                tokio::time::sleep(delay + jitter(delay)).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Up to half of `d`, from the clock's low bits (no RNG dependency; enough to spread
+/// concurrent retries).
+fn jitter(d: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.subsec_nanos());
+    let half = d.as_millis().max(2) / 2;
+    Duration::from_millis(u64::try_from(u128::from(nanos) % half).unwrap_or(0))
+}
+
+/// The kube-rs implementation.
+pub struct KubeCluster {
+    client: kube::Client,
+    /// Resource lists by group-version.
+    discovered: Mutex<BTreeMap<String, Arc<Vec<Kind>>>>,
+}
+
+/// How to reach the cluster.
+#[derive(Clone, Debug, Default)]
+pub struct Connection {
+    pub kubeconfig: Option<std::path::PathBuf>,
+    pub context: Option<String>,
+}
+
+impl KubeCluster {
+    pub async fn connect(conn: &Connection) -> Result<Self> {
+        let options = kube::config::KubeConfigOptions {
+            context: conn.context.clone(),
+            ..Default::default()
+        };
+        let config = match &conn.kubeconfig {
+            Some(path) => {
+                let kc = kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                    ClusterError::other(format!("reading kubeconfig {}: {e}", path.display()))
+                })?;
+                kube::Config::from_custom_kubeconfig(kc, &options)
+                    .await
+                    .map_err(|e| {
+                        ClusterError::other(format!("kubeconfig {}: {e}", path.display()))
+                    })?
+            }
+            None => kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|e| ClusterError::other(format!("no usable kubeconfig: {e}")))?,
+        };
+        let client = kube::Client::try_from(config)
+            .map_err(|e| ClusterError::other(format!("kubernetes client: {e}")))?;
+        Ok(Self {
+            client,
+            discovered: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn api(&self, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+        let ar = kind.api_resource();
+        match (kind.namespaced, namespace) {
+            (true, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            _ => Api::all_with(self.client.clone(), &ar),
+        }
+    }
+
+    async fn group_version(&self, api_version: &str, refresh: bool) -> Result<Arc<Vec<Kind>>> {
+        if !refresh {
+            if let Some(found) = self.lock().get(api_version) {
+                return Ok(found.clone());
+            }
+        }
+        let list = retry(|| async {
+            if api_version.contains('/') {
+                self.client.list_api_group_resources(api_version).await
+            } else {
+                self.client.list_core_api_resources(api_version).await
+            }
+            .map_err(ClusterError::from)
+        })
+        .await;
+        let list = match list {
+            Ok(l) => l,
+            Err(e) if e.kind == ErrorKind::NotFound => {
+                return Ok(Arc::new(Vec::new()));
+            }
+            Err(e) => return Err(e),
+        };
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let kinds: Vec<Kind> = list
+            .resources
+            .iter()
+            .filter(|r| !r.name.contains('/'))
+            .map(|r| Kind {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                kind: r.kind.clone(),
+                plural: r.name.clone(),
+                namespaced: r.namespaced,
+            })
+            .collect();
+        let kinds = Arc::new(kinds);
+        self.lock().insert(api_version.to_owned(), kinds.clone());
+        Ok(kinds)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Vec<Kind>>>> {
+        self.discovered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn to_json(obj: &DynamicObject) -> Value {
+    serde_json::to_value(obj).unwrap_or(Value::Null)
+}
+
+impl Cluster for KubeCluster {
+    fn resolve<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+        refresh: bool,
+    ) -> BoxFuture<'a, Kind> {
+        Box::pin(async move {
+            let kinds = self.group_version(api_version, refresh).await?;
+            if let Some(k) = kinds.iter().find(|k| k.kind == kind) {
+                return Ok(k.clone());
+            }
+            // A CRD created in this release may have been established since the last look.
+            let kinds = self.group_version(api_version, true).await?;
+            kinds
+                .iter()
+                .find(|k| k.kind == kind)
+                .cloned()
+                .ok_or_else(|| ClusterError {
+                    kind: ErrorKind::NotFound,
+                    message: format!(
+                        "the server has no resource type for kind {kind} in {api_version}"
+                    ),
+                })
+        })
+    }
+
+    fn apply<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        object: &'a Value,
+        options: ApplyOptions,
+    ) -> BoxFuture<'a, Value> {
+        Box::pin(async move {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let api = self.api(kind, namespace);
+            let mut params = PatchParams::apply("chartseq");
+            if options.force {
+                params = params.force();
+            }
+            params.dry_run = options.dry_run;
+            retry(|| async {
+                api.patch(name, &params, &Patch::Apply(object))
+                    .await
+                    .map_err(ClusterError::from)
+            })
+            .await
+            .map(|o| to_json(&o))
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        name: &'a str,
+    ) -> BoxFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let api = self.api(kind, namespace);
+            retry(|| async { api.get_opt(name).await.map_err(ClusterError::from) })
+                .await
+                .map(|o| o.as_ref().map(to_json))
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        name: &'a str,
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let api = self.api(kind, namespace);
+            match retry(|| async {
+                api.delete(name, &DeleteParams::background())
+                    .await
+                    .map_err(ClusterError::from)
+            })
+            .await
+            {
+                Ok(_) => Ok(true),
+                Err(e) if e.kind == ErrorKind::NotFound => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        labels: &'a str,
+    ) -> BoxFuture<'a, (Vec<Value>, String)> {
+        Box::pin(async move {
+            let api = self.api(kind, namespace);
+            let params = if labels.is_empty() {
+                ListParams::default()
+            } else {
+                ListParams::default().labels(labels)
+            };
+            let list =
+                retry(|| async { api.list(&params).await.map_err(ClusterError::from) }).await?;
+            let rv = list.metadata.resource_version.clone().unwrap_or_default();
+            Ok((list.items.iter().map(to_json).collect(), rv))
+        })
+    }
+
+    fn watch<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        resource_version: &'a str,
+    ) -> BoxFuture<'a, BoxStream<'static, Result<Change>>> {
+        Box::pin(async move {
+            let api = self.api(kind, namespace);
+            let params = WatchParams::default().timeout(290);
+            let stream = retry(|| async {
+                api.watch(&params, resource_version)
+                    .await
+                    .map_err(ClusterError::from)
+            })
+            .await?;
+            let mapped = stream.map(|event| match event {
+                Ok(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
+                    Ok(Change::Applied(to_json(&o)))
+                }
+                Ok(WatchEvent::Deleted(o)) => Ok(Change::Deleted(to_json(&o))),
+                Ok(WatchEvent::Bookmark(b)) => Ok(Change::Bookmark(b.metadata.resource_version)),
+                Ok(WatchEvent::Error(status)) => Err(ClusterError::from(kube::Error::Api(status))),
+                Err(e) => Err(ClusterError::from(e)),
+            });
+            Ok(mapped.boxed())
+        })
+    }
+}

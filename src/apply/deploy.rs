@@ -1,0 +1,700 @@
+//! Running a release: install/upgrade, uninstall and rollback over a [`Record`].
+//!
+//! Release order (SPEC §2): CRDs (wait Established) → pre hooks by weight then name → the plan
+//! → post hooks; an upgrade then prunes what left the chart, in reverse recorded order. The
+//! plan runs as a DAG (SPEC §2's deliberate divergence): each step starts as soon as its own
+//! prerequisites (`Step::after`) are ready. Inside a step, resources go out in Helm's kind
+//! order, the resources of one kind concurrently.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::cluster::{ApplyOptions, Cluster, ClusterError, ErrorKind, Kind};
+use super::release::{self, Item, Record};
+use super::wait::{Goal, Judge, Target, WaitError, Watcher, human};
+use crate::model::kinds::install_rank;
+
+/// How a run behaves.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub timeout: Duration,
+    pub readiness_timeout: Duration,
+    pub wait_for_jobs: bool,
+    pub dry_run: bool,
+    pub force_conflicts: bool,
+}
+
+/// What happened, for progress output.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A phase or step started: its label, resource count and what it does (`apply`,
+    /// `delete`).
+    Started {
+        step: String,
+        resources: usize,
+        verb: &'static str,
+    },
+    /// A step's resources were sent; it now waits.
+    Waiting { step: String },
+    Finished {
+        step: String,
+        resources: usize,
+        waited: Duration,
+        result: StepResult,
+    },
+    /// A line of information (pruned, deleted, recorded).
+    Note(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepResult {
+    Ready,
+    Deleted,
+    DryRun,
+    Failed(String),
+    Skipped,
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+pub enum RunError {
+    Cluster {
+        resource: Option<String>,
+        error: ClusterError,
+    },
+    Wait {
+        step: String,
+        error: WaitError,
+    },
+    Interrupted,
+    /// `--timeout` ran out during a step's wait (which names what blocked).
+    Overall {
+        timeout: Duration,
+        step: String,
+        error: WaitError,
+    },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Cluster {
+                resource: Some(r),
+                error,
+            } => write!(f, "{r}: {error}"),
+            RunError::Cluster {
+                resource: None,
+                error,
+            } => write!(f, "{error}"),
+            RunError::Wait { step, error } => write!(f, "step {step}: {error}"),
+            RunError::Interrupted => {
+                f.write_str("interrupted: stopped scheduling after the requests in flight")
+            }
+            RunError::Overall {
+                timeout,
+                step,
+                error,
+            } => write!(
+                f,
+                "the release did not finish within --timeout {}: step {step}: {error}",
+                human(*timeout)
+            ),
+        }
+    }
+}
+
+/// Shared state of one run.
+pub struct Runner {
+    pub cluster: Arc<dyn Cluster>,
+    pub watcher: Arc<Watcher>,
+    pub judge: Arc<dyn Judge>,
+    pub settings: RunSettings,
+    pub events: mpsc::UnboundedSender<Event>,
+    pub cancel: watch::Receiver<bool>,
+    pub deadline: Instant,
+    /// Indexes of items sent so far.
+    applied: Mutex<BTreeSet<usize>>,
+    kinds: Mutex<BTreeMap<(String, String), Kind>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Runner {
+    #[must_use]
+    pub fn new(
+        cluster: Arc<dyn Cluster>,
+        judge: Arc<dyn Judge>,
+        settings: RunSettings,
+        events: mpsc::UnboundedSender<Event>,
+        cancel: watch::Receiver<bool>,
+    ) -> Arc<Self> {
+        let deadline = Instant::now() + settings.timeout;
+        Arc::new(Self {
+            watcher: Watcher::new(cluster.clone()),
+            cluster,
+            judge,
+            settings,
+            events,
+            cancel,
+            deadline,
+            applied: Mutex::new(BTreeSet::new()),
+            kinds: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn emit(&self, e: Event) {
+        let _ = self.events.send(e);
+    }
+
+    fn cancelled(&self) -> bool {
+        *self.cancel.borrow()
+    }
+
+    /// Items sent to the cluster so far.
+    #[must_use]
+    pub fn applied(&self) -> Vec<usize> {
+        lock(&self.applied).iter().copied().collect()
+    }
+
+    async fn kind(&self, item: &Item, refresh: bool) -> Result<Kind, RunError> {
+        let key = (item.api_version.clone(), item.kind.clone());
+        if !refresh {
+            if let Some(k) = lock(&self.kinds).get(&key) {
+                return Ok(k.clone());
+            }
+        }
+        let kind = self
+            .cluster
+            .resolve(&item.api_version, &item.kind, refresh)
+            .await
+            .map_err(|error| RunError::Cluster {
+                resource: Some(item.label()),
+                error,
+            })?;
+        lock(&self.kinds).insert(key, kind.clone());
+        Ok(kind)
+    }
+
+    fn namespace_for(kind: &Kind, item: &Item) -> Option<String> {
+        if kind.namespaced {
+            item.namespace.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Sends one object (server-side apply).
+    async fn apply_item(&self, record: &Record, index: usize) -> Result<Target, RunError> {
+        let item = &record.items[index];
+        let kind = self.kind(item, false).await?;
+        let ns = Self::namespace_for(&kind, item);
+        lock(&self.applied).insert(index);
+        let options = ApplyOptions {
+            force: self.settings.force_conflicts,
+            dry_run: self.settings.dry_run,
+        };
+        let mut object = item.object.clone();
+        match (&ns, object["metadata"].as_object_mut()) {
+            (Some(ns), Some(meta)) => {
+                meta.insert("namespace".to_owned(), Value::String(ns.clone()));
+            }
+            (None, Some(meta)) => {
+                meta.remove("namespace");
+            }
+            _ => {}
+        }
+        self.cluster
+            .apply(&kind, ns.as_deref(), &object, options)
+            .await
+            .map_err(|error| RunError::Cluster {
+                resource: Some(item.label()),
+                error,
+            })?;
+        Ok(Target {
+            kind,
+            namespace: ns,
+            name: item.name.clone(),
+            readiness: None,
+            goal: Goal::Ready,
+        })
+    }
+
+    /// Applies `indexes` in Helm's kind order, one kind at a time, the objects of a kind
+    /// concurrently.
+    async fn apply_in_kind_order(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+    ) -> Result<Vec<Target>, RunError> {
+        let mut targets = Vec::new();
+        let mut rest = indexes;
+        while let Some(&first) = rest.first() {
+            let rank = install_rank(&record.items[first].kind);
+            let same = rest
+                .iter()
+                .take_while(|&&i| install_rank(&record.items[i].kind) == rank)
+                .count();
+            let (batch, tail) = rest.split_at(same);
+            rest = tail;
+            let results =
+                futures_util::future::join_all(batch.iter().map(|&i| self.apply_item(record, i)))
+                    .await;
+            for r in results {
+                targets.push(r?);
+            }
+        }
+        Ok(targets)
+    }
+
+    /// The wait budget: `--readiness-timeout`, cut to what is left of `--timeout`.
+    fn budget(&self) -> Duration {
+        self.settings
+            .readiness_timeout
+            .min(self.deadline.saturating_duration_since(Instant::now()))
+    }
+
+    async fn wait(&self, step: &str, targets: &[Target]) -> Result<Duration, RunError> {
+        if self.settings.dry_run {
+            return Ok(Duration::ZERO);
+        }
+        let budget = self.budget();
+        let overall = budget < self.settings.readiness_timeout;
+        let mut cancel = self.cancel.clone();
+        match self
+            .watcher
+            .wait(targets, self.judge.as_ref(), budget, &mut cancel)
+            .await
+        {
+            Ok(d) => Ok(d),
+            Err(WaitError::Cancelled) => Err(RunError::Interrupted),
+            Err(error @ WaitError::Timeout { .. }) if overall => Err(RunError::Overall {
+                timeout: self.settings.timeout,
+                step: step.to_owned(),
+                error,
+            }),
+            Err(error) => Err(RunError::Wait {
+                step: step.to_owned(),
+                error,
+            }),
+        }
+    }
+
+    /// Applies and waits for one group of objects as a unit (CRDs, a hook, a step).
+    async fn run_unit(
+        &self,
+        record: &Record,
+        label: &str,
+        indexes: &[usize],
+        goal: Option<Goal>,
+    ) -> Result<(), RunError> {
+        self.emit(Event::Started {
+            step: label.to_owned(),
+            resources: indexes.len(),
+            verb: "apply",
+        });
+        let result = async {
+            let goal = goal.unwrap_or(Goal::Ready);
+            // Parsed before anything is sent: an unusable annotation stops the step cleanly.
+            let mut readiness = Vec::with_capacity(indexes.len());
+            for &i in indexes {
+                let item = &record.items[i];
+                let r = super::judge::readiness_of(&item.object, goal, self.settings.wait_for_jobs)
+                    .map_err(|message| RunError::Cluster {
+                        resource: Some(item.label()),
+                        error: ClusterError::other(message),
+                    })?;
+                readiness.push(Arc::new(r));
+            }
+            // Targets come back in the order of `indexes`.
+            let mut targets = self.apply_in_kind_order(record, indexes).await?;
+            for (t, r) in targets.iter_mut().zip(readiness) {
+                t.goal = goal;
+                t.readiness = Some(r);
+            }
+            self.emit(Event::Waiting {
+                step: label.to_owned(),
+            });
+            self.wait(label, &targets).await
+        }
+        .await;
+        self.finish(label, indexes.len(), result)
+    }
+
+    fn finish(
+        &self,
+        label: &str,
+        resources: usize,
+        result: Result<Duration, RunError>,
+    ) -> Result<(), RunError> {
+        match result {
+            Ok(waited) => {
+                let result = if self.settings.dry_run {
+                    StepResult::DryRun
+                } else {
+                    StepResult::Ready
+                };
+                self.emit(Event::Finished {
+                    step: label.to_owned(),
+                    resources,
+                    waited,
+                    result,
+                });
+                Ok(())
+            }
+            Err(e) => {
+                let result = match e {
+                    RunError::Interrupted => StepResult::Skipped,
+                    _ => StepResult::Failed(e.to_string()),
+                };
+                self.emit(Event::Finished {
+                    step: label.to_owned(),
+                    resources,
+                    waited: Duration::ZERO,
+                    result,
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// CRDs from `crds/`: applied, waited Established, then discovery is refreshed.
+    pub async fn crds(&self, record: &Record) -> Result<(), RunError> {
+        if record.crds.is_empty() {
+            return Ok(());
+        }
+        self.run_unit(record, "crds", &record.crds, None).await?;
+        lock(&self.kinds).clear();
+        Ok(())
+    }
+
+    /// The hooks of one event, by weight then name, honouring `helm.sh/hook-delete-policy`.
+    pub async fn hooks(&self, record: &Record, event: &str) -> Result<(), RunError> {
+        for &i in &record.hooks {
+            let item = &record.items[i];
+            let Some(hook) = &item.hook else { continue };
+            if !hook.events.iter().any(|e| e == event) {
+                continue;
+            }
+            if self.cancelled() {
+                return Err(RunError::Interrupted);
+            }
+            let policies = &hook.delete_policies;
+            let label = format!("{event} hook {}", item.label());
+            if self.settings.dry_run {
+                self.run_unit(record, &label, &[i], Some(Goal::Complete))
+                    .await?;
+                continue;
+            }
+            // Helm's default policy is before-hook-creation.
+            if policies.is_empty() || policies.iter().any(|p| p == "before-hook-creation") {
+                self.delete_and_wait(record, &[i], &label).await?;
+            }
+            let outcome = self
+                .run_unit(record, &label, &[i], Some(Goal::Complete))
+                .await;
+            let delete = match &outcome {
+                Ok(()) => policies.iter().any(|p| p == "hook-succeeded"),
+                Err(RunError::Interrupted) => false,
+                Err(_) => policies.iter().any(|p| p == "hook-failed"),
+            };
+            if delete {
+                self.delete_and_wait(record, &[i], &label).await?;
+            }
+            outcome?;
+        }
+        Ok(())
+    }
+
+    /// The plan as a DAG: a step starts when its direct prerequisites are ready.
+    pub async fn plan(self: &Arc<Self>, record: &Arc<Record>) -> Result<(), RunError> {
+        let n = record.steps.len();
+        let mut done = vec![false; n];
+        let mut started = vec![false; n];
+        let mut running = tokio::task::JoinSet::new();
+        let mut failure: Option<RunError> = None;
+        loop {
+            if failure.is_none() && !self.cancelled() {
+                for (s, step) in record.steps.iter().enumerate() {
+                    if !started[s] && step.after.iter().all(|&a| a < n && done[a]) {
+                        started[s] = true;
+                        let (this, rec) = (self.clone(), record.clone());
+                        running.spawn(async move {
+                            let step = &rec.steps[s];
+                            (
+                                s,
+                                this.run_unit(&rec, &step.label, &step.resources, None)
+                                    .await,
+                            )
+                        });
+                    }
+                }
+            }
+            let mut cancel = self.cancel.clone();
+            let next = tokio::select! {
+                r = running.join_next() => r,
+                // A closed channel means no Ctrl-C handler: nothing to wait for then.
+                Ok(()) = cancel.changed(), if !*cancel.borrow() => continue,
+            };
+            match next {
+                None => break,
+                Some(Ok((s, Ok(())))) => done[s] = true,
+                Some(Ok((_, Err(e)))) => {
+                    if failure.is_none() || matches!(failure, Some(RunError::Interrupted)) {
+                        failure = Some(e);
+                    }
+                }
+                Some(Err(join)) => {
+                    failure.get_or_insert(RunError::Cluster {
+                        resource: None,
+                        error: ClusterError::other(format!("a step task stopped: {join}")),
+                    });
+                }
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if self.cancelled() {
+            return Err(RunError::Interrupted);
+        }
+        if let Some(s) = (0..n).find(|&s| !done[s]) {
+            return Err(RunError::Cluster {
+                resource: None,
+                error: ClusterError::other(format!(
+                    "step {} never became runnable: its prerequisites are not in the plan",
+                    record.steps[s].label
+                )),
+            });
+        }
+        Ok(())
+    }
+
+    /// Deletes objects and waits for them to be gone.
+    pub async fn delete_and_wait(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+        label: &str,
+    ) -> Result<Duration, RunError> {
+        let mut targets = Vec::new();
+        for &i in indexes {
+            let item = &record.items[i];
+            let kind = match self.kind(item, false).await {
+                Ok(k) => k,
+                // Its type is gone (a CRD removed): so is the object.
+                Err(RunError::Cluster { error, .. }) if error.kind == ErrorKind::NotFound => {
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let ns = Self::namespace_for(&kind, item);
+            let existed = self
+                .cluster
+                .delete(&kind, ns.as_deref(), &item.name)
+                .await
+                .map_err(|error| RunError::Cluster {
+                    resource: Some(item.label()),
+                    error,
+                })?;
+            if existed {
+                targets.push(Target {
+                    kind,
+                    namespace: ns,
+                    name: item.name.clone(),
+                    readiness: None,
+                    goal: Goal::Gone,
+                });
+            }
+        }
+        if targets.is_empty() {
+            return Ok(Duration::ZERO);
+        }
+        let budget = self.budget();
+        let mut cancel = self.cancel.clone();
+        self.watcher
+            .wait(&targets, self.judge.as_ref(), budget, &mut cancel)
+            .await
+            .map_err(|error| match error {
+                WaitError::Cancelled => RunError::Interrupted,
+                error => RunError::Wait {
+                    step: label.to_owned(),
+                    error,
+                },
+            })
+    }
+
+    /// Deletes steps one by one in exact reverse order, each waited gone.
+    pub async fn delete_steps(
+        &self,
+        record: &Record,
+        steps: &[(String, Vec<usize>)],
+    ) -> Result<(), RunError> {
+        for (label, indexes) in steps {
+            if indexes.is_empty() {
+                continue;
+            }
+            self.emit(Event::Started {
+                step: label.clone(),
+                resources: indexes.len(),
+                verb: "delete",
+            });
+            // Reverse kind order inside the step too (Helm's uninstall order).
+            let mut reversed = indexes.clone();
+            reversed.reverse();
+            let result = self.delete_and_wait(record, &reversed, label).await;
+            match result {
+                Ok(waited) => self.emit(Event::Finished {
+                    step: label.clone(),
+                    resources: indexes.len(),
+                    waited,
+                    result: StepResult::Deleted,
+                }),
+                Err(e) => {
+                    self.emit(Event::Finished {
+                        step: label.clone(),
+                        resources: indexes.len(),
+                        waited: Duration::ZERO,
+                        result: StepResult::Failed(e.to_string()),
+                    });
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The uninstall order of a record: plan steps reversed, then hooks, then nothing of `crds/`
+/// (Helm never deletes CRDs). Restricted to `keep` when given.
+#[must_use]
+pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(String, Vec<usize>)> {
+    let wanted = |i: &usize| keep.is_none_or(|k| k.contains(i));
+    let mut out: Vec<(String, Vec<usize>)> = record
+        .steps
+        .iter()
+        .rev()
+        .map(|s| {
+            (
+                s.label.clone(),
+                s.resources.iter().copied().filter(wanted).collect(),
+            )
+        })
+        .collect();
+    let hooks: Vec<usize> = record.hooks.iter().rev().copied().filter(wanted).collect();
+    out.push(("hooks".to_owned(), hooks));
+    out.retain(|(_, r)| !r.is_empty());
+    out
+}
+
+/// Items of `old` whose identity is not in `new`, as a record-shaped selection of `old`.
+#[must_use]
+pub fn removed(old: &Record, new: &Record) -> BTreeSet<usize> {
+    let kept: BTreeSet<_> = new.items.iter().map(Item::identity).collect();
+    old.items
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| !old.crds.contains(i) && !kept.contains(&item.identity()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Records a revision, reporting failures to write it as cluster errors.
+pub async fn save(cluster: &dyn Cluster, record: &Record) -> Result<(), RunError> {
+    release::save(cluster, record)
+        .await
+        .map_err(|error| RunError::Cluster {
+            resource: Some(format!(
+                "release record {} revision {}",
+                record.name, record.revision
+            )),
+            error,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::release::RecordedStep;
+
+    fn item(kind: &str, name: &str) -> Item {
+        Item {
+            api_version: "v1".to_owned(),
+            kind: kind.to_owned(),
+            namespace: Some("ns".to_owned()),
+            name: name.to_owned(),
+            object: serde_json::json!({}),
+            doc: None,
+            hook: None,
+        }
+    }
+
+    fn record(items: Vec<Item>, steps: &[&[usize]], hooks: Vec<usize>) -> Record {
+        Record {
+            name: "r".to_owned(),
+            namespace: "ns".to_owned(),
+            revision: 1,
+            status: "deployed".to_owned(),
+            description: String::new(),
+            chart: String::new(),
+            updated: String::new(),
+            sequenced: true,
+            items,
+            crds: Vec::new(),
+            hooks,
+            steps: steps
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RecordedStep {
+                    label: format!("s{i}"),
+                    resources: r.to_vec(),
+                    after: Vec::new(),
+                })
+                .collect(),
+            applied: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn uninstall_order_is_the_exact_reverse_then_hooks() {
+        let r = record(
+            vec![
+                item("ConfigMap", "a"),
+                item("Deployment", "b"),
+                item("Service", "c"),
+                item("Job", "h"),
+            ],
+            &[&[0], &[1, 2]],
+            vec![3],
+        );
+        let steps = reverse_steps(&r, None);
+        let labels: Vec<&str> = steps.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["s1", "s0", "hooks"]);
+        let only: BTreeSet<usize> = [2].into();
+        assert_eq!(
+            reverse_steps(&r, Some(&only)),
+            vec![("s1".to_owned(), vec![2])]
+        );
+    }
+
+    #[test]
+    fn removed_compares_identities_and_keeps_crds() {
+        let mut old = record(
+            vec![
+                item("ConfigMap", "a"),
+                item("Deployment", "b"),
+                item("CustomResourceDefinition", "c"),
+            ],
+            &[&[0, 1]],
+            Vec::new(),
+        );
+        old.crds = vec![2];
+        let new = record(vec![item("ConfigMap", "a")], &[&[0]], Vec::new());
+        assert_eq!(removed(&old, &new), [1].into());
+    }
+}

@@ -1,0 +1,772 @@
+//! The `chartseq` binary against the test API server: install as a DAG, upgrade with
+//! pruning, rollback, uninstall order, hooks and delete policies, timeouts, `--atomic`,
+//! injected faults and Ctrl-C.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::apiserver::{self, Handle, LogEntry, Scenario};
+use crate::{chartseq, fixture, run};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    server: Handle,
+}
+
+fn start(scenario: &str) -> Env {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let scenario = Scenario::parse(scenario).expect("the scenario parses");
+    let server = apiserver::spawn(scenario, dir.path());
+    Env { _dir: dir, server }
+}
+
+impl Env {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = chartseq();
+        cmd.args(args)
+            .arg("--kubeconfig")
+            .arg(&self.server.kubeconfig);
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        run(&mut self.cmd(args))
+    }
+
+    fn apply(&self, stream: &str, extra: &[&str]) -> (i32, String, String) {
+        let path = fixture(&format!("apply/{stream}"));
+        let mut args = vec![
+            "apply",
+            path.to_str().expect("a UTF-8 path"),
+            "--release",
+            "shop",
+            "-n",
+            "default",
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    fn log(&self) -> Vec<LogEntry> {
+        self.server.server.log()
+    }
+
+    /// When `verb` first happened to `kind/name` (not dry runs).
+    fn at(&self, verb: &str, kind: &str, name: &str) -> Option<u64> {
+        self.log()
+            .iter()
+            .find(|e| e.verb == verb && e.kind == kind && e.name == name && !e.dry_run)
+            .map(|e| e.at_ms)
+    }
+
+    fn exists(&self, kind: &str, name: &str) -> bool {
+        self.server
+            .server
+            .object(kind, Some("default"), name)
+            .is_some()
+    }
+
+    /// When `verb` last happened to `kind/name`.
+    fn last_at(&self, verb: &str, kind: &str, name: &str) -> Option<u64> {
+        self.log()
+            .iter()
+            .rev()
+            .find(|e| e.verb == verb && e.kind == kind && e.name == name && !e.dry_run)
+            .map(|e| e.at_ms)
+    }
+
+    /// Every object but the namespaces the server starts with, once pending deletions (the
+    /// release Secrets are not waited for) have run.
+    fn leftovers(&self) -> Vec<String> {
+        let started = Instant::now();
+        loop {
+            let left: Vec<String> = self
+                .server
+                .server
+                .object_names()
+                .into_iter()
+                .filter(|n| !n.starts_with("Namespace/"))
+                .collect();
+            if left.is_empty() || started.elapsed() > Duration::from_secs(2) {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn release_secret(&self, revision: u32) -> Option<serde_json::Value> {
+        self.server.server.object(
+            "Secret",
+            Some("default"),
+            &format!("chartseq.release.v1.shop.v{revision}"),
+        )
+    }
+}
+
+fn t(env: &Env, verb: &str, kind: &str, name: &str) -> u64 {
+    env.at(verb, kind, name)
+        .unwrap_or_else(|| panic!("no {verb} of {kind}/{name} in {:#?}", env.log()))
+}
+
+#[test]
+fn install_runs_the_plan_as_a_dag_and_records_the_release() {
+    let env = start(
+        "resources:\n- {kind: StatefulSet, name: db, readyAfterMs: 600}\n- {kind: Deployment, name: queue, readyAfterMs: 100}\n- {kind: Deployment, name: app, readyAfterMs: 100}\n",
+    );
+    let (code, out, err) = env.apply("shop.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("release shop applied: revision 1, status deployed"),
+        "{out}"
+    );
+    // The pre-install hook ran first and was deleted after success (hook-succeeded).
+    assert!(t(&env, "ready", "Job", "migrate") <= t(&env, "apply", "StatefulSet", "db"));
+    assert!(!env.exists("Job", "migrate"));
+    // db and queue have no dependencies: both start at once, queue does not wait for db.
+    assert!(t(&env, "apply", "Deployment", "queue") < t(&env, "ready", "StatefulSet", "db"));
+    // Inside a step, Helm's kind order: ConfigMap before StatefulSet.
+    assert!(t(&env, "apply", "ConfigMap", "db-config") <= t(&env, "apply", "StatefulSet", "db"));
+    // app waits for both of its groups.
+    assert!(t(&env, "apply", "Deployment", "app") >= t(&env, "ready", "StatefulSet", "db"));
+    assert!(t(&env, "apply", "Deployment", "app") >= t(&env, "ready", "Deployment", "queue"));
+    // The unsequenced Service goes last.
+    assert!(t(&env, "apply", "Service", "web") >= t(&env, "ready", "Deployment", "app"));
+    // Helm strips the invalid depends-on key before apply.
+    let app = env
+        .server
+        .server
+        .object("Deployment", Some("default"), "app")
+        .expect("app exists");
+    assert!(
+        app["metadata"]["annotations"]
+            .get("helm.sh/depends-on/resource-groups")
+            .is_none(),
+        "{app}"
+    );
+    assert_eq!(app["metadata"]["managedFields"][0]["manager"], "chartseq");
+    let secret = env.release_secret(1).expect("the release is recorded");
+    let labels = &secret["metadata"]["labels"];
+    assert_eq!(
+        (
+            labels["owner"].as_str(),
+            labels["name"].as_str(),
+            labels["version"].as_str(),
+            labels["status"].as_str()
+        ),
+        (Some("chartseq"), Some("shop"), Some("1"), Some("deployed"))
+    );
+    assert!(out.contains("STEP") && out.contains("shop app"), "{out}");
+}
+
+#[test]
+fn upgrade_prunes_in_reverse_and_rollback_restores() {
+    let env = start("");
+    assert_eq!(env.apply("shop.yaml", &[]).0, 0);
+    let (code, out, err) = env.apply("shop-v2.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("revision 2, status deployed"), "{out}");
+    assert!(
+        !env.exists("Deployment", "queue"),
+        "queue left the chart and is pruned"
+    );
+    let app = env
+        .server
+        .server
+        .object("Deployment", Some("default"), "app")
+        .expect("app exists");
+    assert_eq!(
+        app["spec"]["template"]["spec"]["containers"][0]["image"],
+        "shop:2"
+    );
+    assert_eq!(app["metadata"]["generation"], 2);
+    // Pruning happens after the new plan is in place.
+    let web_again = env.last_at("apply", "Service", "web").expect("web applied");
+    assert!(t(&env, "delete", "Deployment", "queue") >= web_again);
+
+    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("revision 3, status deployed"), "{out}");
+    assert!(env.exists("Deployment", "queue"));
+    let app = env
+        .server
+        .server
+        .object("Deployment", Some("default"), "app")
+        .expect("app exists");
+    assert_eq!(
+        app["spec"]["template"]["spec"]["containers"][0]["image"],
+        "shop:1"
+    );
+
+    let (code, out, _) = env.run(&["history", "shop", "-n", "default"]);
+    assert_eq!(code, 0);
+    let statuses: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(2).unwrap_or_default())
+        .collect();
+    assert_eq!(statuses, ["superseded", "superseded", "deployed"], "{out}");
+    assert!(out.contains("Rollback to 1"), "{out}");
+    let (code, out, _) = env.run(&["status", "shop", "-n", "default"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("REVISION: 3")
+            && out.contains("SEQUENCED: true")
+            && out.contains("Deployment/queue"),
+        "{out}"
+    );
+}
+
+#[test]
+fn uninstall_is_the_exact_reverse_waiting_for_each_step() {
+    let env = start("deleteDelayMs: 80\n");
+    assert_eq!(env.apply("shop.yaml", &[]).0, 0);
+    let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Steps in reverse: (unsequenced) → app → queue → db; each gone before the next starts.
+    let order = [
+        ("Service", "web"),
+        ("Deployment", "app"),
+        ("Deployment", "queue"),
+        ("StatefulSet", "db"),
+    ];
+    for pair in order.windows(2) {
+        let (gone, next) = (
+            t(&env, "gone", pair[0].0, pair[0].1),
+            t(&env, "delete", pair[1].0, pair[1].1),
+        );
+        assert!(
+            gone <= next,
+            "{pair:?}: gone at {gone}, next deleted at {next}"
+        );
+    }
+    // Reverse kind order inside the db step: the StatefulSet before its ConfigMap.
+    assert!(t(&env, "delete", "StatefulSet", "db") <= t(&env, "delete", "ConfigMap", "db-config"));
+    assert_eq!(env.leftovers(), Vec::<String>::new());
+    let (code, _, err) = env.run(&["status", "shop", "-n", "default"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("release: not found"), "{err}");
+}
+
+#[test]
+fn readiness_timeout_names_what_blocked_and_records_failure() {
+    let env = start("resources:\n- {kind: Deployment, name: app, never: true}\n");
+    let (code, out, err) = env.apply("shop.yaml", &["--readiness-timeout", "1s"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("step shop app: timed out after 1s waiting for 1 resource(s):"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Deployment/app (namespace default): Deployment: 0 of 2 replicas created"),
+        "{err}"
+    );
+    assert!(
+        !env.exists("Service", "web"),
+        "nothing after the blocked step is applied"
+    );
+    let secret = env
+        .release_secret(1)
+        .expect("the failed revision is recorded");
+    assert_eq!(secret["metadata"]["labels"]["status"], "failed");
+}
+
+#[test]
+fn readiness_timeout_must_not_exceed_timeout() {
+    let env = start("");
+    let (code, _, err) = env.apply(
+        "shop.yaml",
+        &["--timeout", "1m", "--readiness-timeout", "2m"],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--readiness-timeout (2m0s) must not exceed --timeout (1m0s)"),
+        "{err}"
+    );
+    assert!(env.log().is_empty() || env.log().iter().all(|e| e.kind == "Namespace"));
+}
+
+#[test]
+fn atomic_install_failure_leaves_nothing() {
+    let env = start("resources:\n- {kind: Deployment, name: app, fail: true}\n");
+    let (code, out, err) = env.apply("shop.yaml", &["--atomic"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Deployment/app (namespace default) failed: Deployment: progress deadline exceeded (ProgressDeadlineExceeded)"),
+        "{err}"
+    );
+    assert_eq!(env.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn atomic_upgrade_failure_rolls_back() {
+    let env = start("resources:\n- {kind: Deployment, name: app, fail: true, readyAfterMs: 50}\n");
+    // Revision 1 has no Deployment; revision 2 brings one that fails.
+    let (code, _, _) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 0);
+    let (code, out, err) = env.apply("shop.yaml", &["--atomic"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    // Back to revision 1's objects: the shop objects are gone, hooks.yaml's ConfigMap stays.
+    assert!(env.exists("ConfigMap", "app"));
+    assert!(!env.exists("Deployment", "app") && !env.exists("StatefulSet", "db"));
+    let (_, out, _) = env.run(&["history", "shop", "-n", "default"]);
+    assert!(out.contains("Rollback to 1"), "{out}");
+}
+
+#[test]
+fn hooks_follow_weight_and_delete_policies() {
+    let env = start("");
+    let (code, out, err) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // No policy: before-hook-creation, so the Job stays until the next run.
+    assert!(env.exists("Job", "keep"));
+    // hook-succeeded: the post-install Pod is gone after it succeeded.
+    assert!(env.at("ready", "Pod", "notify").is_some());
+    assert!(!env.exists("Pod", "notify"));
+    assert!(t(&env, "apply", "Pod", "notify") >= t(&env, "apply", "ConfigMap", "app"));
+    let first_uid = env
+        .server
+        .server
+        .object("Job", Some("default"), "keep")
+        .expect("kept")["metadata"]["uid"]
+        .clone();
+    let (code, _, _) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 0);
+    let second_uid = env
+        .server
+        .server
+        .object("Job", Some("default"), "keep")
+        .expect("recreated")["metadata"]["uid"]
+        .clone();
+    assert_ne!(
+        first_uid, second_uid,
+        "before-hook-creation deletes the old hook first"
+    );
+}
+
+#[test]
+fn failed_hook_with_hook_failed_policy_is_deleted_and_stops_the_release() {
+    let env = start("resources:\n- {kind: Job, name: migrate, fail: true}\n");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let stream = std::fs::read_to_string(fixture("apply/shop.yaml"))
+        .expect("the fixture reads")
+        .replace(
+            "hook-delete-policy: hook-succeeded",
+            "hook-delete-policy: hook-failed",
+        );
+    let path = dir.path().join("shop.yaml");
+    std::fs::write(&path, stream).expect("written");
+    let (code, _, err) = env.run(&["apply", path.to_str().expect("UTF-8"), "--release", "shop"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("pre-install hook Job/migrate (namespace default)")
+            && err.contains("Job: Failed after 1 failed pods (BackoffLimitExceeded)"),
+        "{err}"
+    );
+    assert!(!env.exists("Job", "migrate"));
+    assert!(
+        !env.exists("StatefulSet", "db"),
+        "nothing of the plan runs after a failed pre hook"
+    );
+}
+
+#[test]
+fn survives_injected_server_errors_and_watch_drops() {
+    let env = start("defaultDelayMs: 30\nfaults: {errorRate: 0.1, watchDropMs: 150, seed: 7}\n");
+    let (code, out, err) = env.apply("shop.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        env.server.server.counters().injected_faults > 0,
+        "faults were injected"
+    );
+    for (kind, name) in [
+        ("StatefulSet", "db"),
+        ("ConfigMap", "db-config"),
+        ("Deployment", "queue"),
+        ("Deployment", "app"),
+        ("Service", "web"),
+    ] {
+        assert!(env.exists(kind, name), "{kind}/{name}");
+    }
+    let (code, _, err) = env.run(&["uninstall", "shop", "-n", "default"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(env.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let env = start("");
+    let (code, out, err) = env.apply("shop.yaml", &["--dry-run"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("checked (server-side dry run)"), "{out}");
+    assert!(
+        env.log()
+            .iter()
+            .filter(|e| e.verb == "apply")
+            .all(|e| e.dry_run)
+    );
+    assert!(env.log().iter().any(|e| e.dry_run && e.name == "app"));
+    assert_eq!(env.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn progress_json_is_one_event_per_line() {
+    let env = start("");
+    let (code, out, err) = env.apply("shop.yaml", &["--progress", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let events: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "started" && e["step"] == "shop app")
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "finished" && e["step"] == "shop app" && e["result"] == "ready")
+    );
+    assert_eq!(
+        events.last().map(|e| e["status"].clone()),
+        Some(serde_json::json!("deployed"))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_mid_install_records_what_was_applied_and_uninstall_removes_it() {
+    let env = start("resources:\n- {kind: StatefulSet, name: db, readyAfterMs: 20000}\n");
+    let path = fixture("apply/shop.yaml");
+    let child = env
+        .cmd(&["apply", path.to_str().expect("UTF-8"), "--release", "shop"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("chartseq starts");
+    let started = Instant::now();
+    while env.at("apply", "StatefulSet", "db").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "db was never applied"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("chartseq ends");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        !env.exists("Deployment", "app"),
+        "nothing is scheduled after Ctrl-C"
+    );
+    let secret = env
+        .release_secret(1)
+        .expect("the interrupted revision is recorded");
+    assert_eq!(secret["metadata"]["labels"]["status"], "failed");
+    let (code, _, err) = env.run(&["uninstall", "shop", "-n", "default"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(env.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn unreachable_cluster_is_a_tool_failure() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kubeconfig = dir.path().join("kc");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .expect("written");
+    let mut cmd = chartseq();
+    cmd.args(["status", "shop", "--kubeconfig"])
+        .arg(&kubeconfig);
+    let (code, _, err) = run(&mut cmd);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("chartseq: error:"), "{err}");
+}
+
+#[test]
+fn crds_first_then_custom_readiness_gates_dependents() {
+    let env = start(
+        "resources:\n- {kind: CustomResourceDefinition, name: widgets.example.com, readyAfterMs: 100}\n- kind: Widget\n  name: w\n  status: [{afterMs: 300, value: {phase: Ready}}]\n",
+    );
+    let path = fixture("apply/widgets.yaml");
+    let (code, out, err) = env.run(&["apply", path.to_str().expect("UTF-8"), "--release", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // The CR could only be applied once its CRD was established and rediscovered.
+    assert!(
+        t(&env, "apply", "Widget", "w")
+            >= t(
+                &env,
+                "ready",
+                "CustomResourceDefinition",
+                "widgets.example.com"
+            )
+    );
+    // The custom expression, not kstatus, gated the consumer.
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Widget", "w"));
+}
+
+#[test]
+fn custom_readiness_timeout_shows_each_expression_observed_value() {
+    let env = start(
+        "resources:\n- kind: Widget\n  name: w\n  status: [{afterMs: 10, value: {phase: Provisioning}}]\n",
+    );
+    let path = fixture("apply/widgets.yaml");
+    let (code, _, err) = env.run(&[
+        "apply",
+        path.to_str().expect("UTF-8"),
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("step widgets widget: timed out after 1s waiting for 1 resource(s):"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Widget/w (namespace default):") && err.contains("observed \"Provisioning\""),
+        "{err}"
+    );
+    assert!(!env.exists("ConfigMap", "consumer"));
+}
+
+/// A forced server-side apply by another field manager, over plain HTTP; the status code.
+fn force_apply_as(env: &Env, manager: &str, path: &str, body: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(env.server.addr).expect("the server accepts");
+    let request = format!(
+        "PATCH {path}?fieldManager={manager}&force=true HTTP/1.1\r\nHost: {}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        env.server.addr,
+        body.len()
+    );
+    stream
+        .write_all(request.as_bytes())
+        .expect("the request is sent");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("the response is read");
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_conflict_names_the_resource_and_the_server_message() {
+    let env = start("");
+    assert_eq!(env.apply("hooks.yaml", &[]).0, 0);
+    let body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"app\"},\"data\":{\"a\":\"2\"}}";
+    assert_eq!(
+        force_apply_as(
+            &env,
+            "other",
+            "/api/v1/namespaces/default/configmaps/app",
+            body
+        ),
+        200
+    );
+    let (code, _, err) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("ConfigMap/app (namespace default): Apply failed with 1 conflict: conflict with \"other\" using v1: .data.a"),
+        "{err}"
+    );
+    let (code, _, err) = env.apply("hooks.yaml", &["--force-conflicts"]);
+    assert_eq!(code, 0, "{err}");
+    let cm = env
+        .server
+        .server
+        .object("ConfigMap", Some("default"), "app")
+        .expect("exists");
+    assert_eq!(cm["data"]["a"], "1");
+}
+
+#[test]
+fn overall_timeout_bounds_the_release() {
+    // db takes 1.5 s; each wait may take 1 s, and the whole release 1 s too.
+    let env = start("resources:\n- {kind: StatefulSet, name: db, readyAfterMs: 1500}\n");
+    let started = Instant::now();
+    let (code, _, err) = env.apply(
+        "shop.yaml",
+        &["--timeout", "1s", "--readiness-timeout", "1s"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        err.contains("the release did not finish within --timeout 1s: step shop db:"),
+        "{err}"
+    );
+    assert!(err.contains("StatefulSet/db (namespace default):"), "{err}");
+}
+
+#[test]
+fn a_document_that_is_not_an_object_stops_the_deploy_unless_no_lint() {
+    let env = start("");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut stream =
+        std::fs::read_to_string(fixture("apply/hooks.yaml")).expect("the fixture reads");
+    stream.push_str("---\n# Source: hooks/templates/broken.yaml\n- just\n- a list\n");
+    let path = dir.path().join("broken.yaml");
+    std::fs::write(&path, stream).expect("written");
+    let path = path.to_str().expect("UTF-8");
+    let (code, _, err) = env.run(&["apply", path, "--release", "shop"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("CS000") && err.contains("lint found errors"),
+        "lint runs first: {err}"
+    );
+    assert!(!env.exists("ConfigMap", "app"));
+    let (code, _, err) = env.run(&["apply", path, "--release", "shop", "--no-lint"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(env.exists("ConfigMap", "app"));
+}
+
+#[test]
+fn context_selects_the_kubeconfig_context() {
+    let env = start("");
+    let (code, _, err) = env.run(&["history", "shop", "--context", "nope"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nope"), "{err}");
+    assert_eq!(
+        env.apply("hooks.yaml", &["--context", "chartseq-test"]).0,
+        0
+    );
+}
+
+#[test]
+fn a_subchart_starts_when_its_own_dependencies_are_ready_not_its_batch() {
+    let env = start(
+        "resources:\n- {kind: Deployment, name: cache, readyAfterMs: 1500}\n- {kind: Deployment, name: db, readyAfterMs: 100}\n- {kind: Deployment, name: api, readyAfterMs: 100}\n",
+    );
+    let stream = fixture("apply/umbrella.yaml");
+    let chart = fixture("apply/umbrella");
+    let (code, out, err) = env.run(&[
+        "apply",
+        stream.to_str().expect("UTF-8"),
+        "--chart",
+        chart.to_str().expect("UTF-8"),
+        "--release",
+        "shop",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // api depends on db only: it starts once db is ready, while cache (same batch as db) is
+    // still coming up. Batch-by-batch waiting would hold it until cache too.
+    let api = t(&env, "apply", "Deployment", "api");
+    assert!(api >= t(&env, "ready", "Deployment", "db"));
+    assert!(
+        api < t(&env, "ready", "Deployment", "cache"),
+        "{:#?}",
+        env.log()
+    );
+    // The parent's own resources wait for every subchart.
+    assert!(t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "cache"));
+    assert!(t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "api"));
+}
+
+#[test]
+fn the_sample_scenario_parses() {
+    let text = std::fs::read_to_string(fixture("apply/scenario.yaml")).expect("the sample reads");
+    let scenario = Scenario::parse(&text).expect("the sample scenario parses");
+    assert_eq!(scenario.resources.len(), 5);
+    assert_eq!(scenario.resources[4].status.len(), 2);
+    assert!(
+        Scenario::parse("resources: [{kind: Job, name: x, readyAftrMs: 1}]").is_err(),
+        "unknown fields are errors"
+    );
+}
+
+#[test]
+fn a_started_job_counts_as_ready_unless_wait_for_jobs() {
+    for (flags, waits) in [(&[][..], false), (&["--wait-for-jobs"][..], true)] {
+        let env = start("resources:\n- {kind: Job, name: seed, readyAfterMs: 700}\n");
+        let path = fixture("apply/jobs.yaml");
+        let mut args = vec!["apply", path.to_str().expect("UTF-8"), "--release", "shop"];
+        args.extend_from_slice(flags);
+        let (code, out, err) = env.run(&args);
+        assert_eq!(code, 0, "{out}\n{err}");
+        let reader = t(&env, "apply", "ConfigMap", "reader");
+        let started = Instant::now();
+        while env
+            .server
+            .server
+            .object("Job", Some("default"), "seed")
+            .expect("the Job exists")["status"]["succeeded"]
+            != 1
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the Job never completed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let complete = env
+            .last_at("ready", "Job", "seed")
+            .expect("the Job completed");
+        assert_eq!(
+            reader >= complete,
+            waits,
+            "{flags:?}: reader at {reader}, Job complete at {complete}"
+        );
+    }
+}
+
+#[test]
+fn after_a_failed_first_install_the_next_run_installs_and_prunes_its_leftovers() {
+    let env = start("resources:\n- {kind: Deployment, name: app, never: true}\n");
+    let (code, _, _) = env.apply("shop.yaml", &["--readiness-timeout", "1s"]);
+    assert_eq!(code, 1);
+    assert!(env.exists("StatefulSet", "db"));
+    let (code, out, err) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("revision 2, status deployed"), "{out}");
+    assert!(
+        !env.exists("StatefulSet", "db") && !env.exists("Deployment", "app"),
+        "the failed revision's objects are pruned"
+    );
+    assert!(env.exists("ConfigMap", "app"));
+    assert!(
+        env.log()
+            .iter()
+            .any(|e| e.kind == "Job" && e.name == "keep"),
+        "pre-install hooks ran"
+    );
+}
+
+#[test]
+fn a_chart_directory_is_rendered_by_helm_then_applied() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let env = start("resources:\n- {kind: Deployment, name: db, readyAfterMs: 200}\n");
+    let chart = fixture("apply/umbrella");
+    let (code, out, err) = env.run(&[
+        "apply",
+        chart.to_str().expect("UTF-8"),
+        "--helm",
+        helm.to_str().expect("UTF-8"),
+        "--release",
+        "u",
+        "-n",
+        "default",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("release u applied: revision 1, status deployed"),
+        "{out}"
+    );
+    assert!(t(&env, "apply", "Deployment", "api") >= t(&env, "ready", "Deployment", "db"));
+    let (_, out, _) = env.run(&["status", "u"]);
+    assert!(out.contains("CHART: umbrella-0.1.0"), "{out}");
+}
