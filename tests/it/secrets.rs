@@ -67,3 +67,57 @@ fn no_output_format_shows_secret_values() {
     }
     assert_eq!(outputs, 9);
 }
+
+/// Credentials in a kubeconfig never reach the output, whatever fails.
+#[cfg(feature = "apply")]
+#[test]
+fn kubeconfig_credentials_are_never_printed() {
+    const TOKEN: &str = "planted-bearer-token-9f8e7d";
+    const KEY: &str = "cGxhbnRlZC1rZXktZGF0YQ=="; // base64 of "planted-key-data"
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    \
+             insecure-skip-tls-verify: true\nusers:\n- name: token\n  user:\n    token: {TOKEN}\n- name: key\n  user:\n    \
+             client-certificate-data: cGxhbnRlZC1jZXJ0LWRhdGE=\n    client-key-data: {KEY}\ncontexts:\n\
+             - name: token\n  context: {{cluster: c, user: token}}\n- name: key\n  context: {{cluster: c, user: key}}\n\
+             current-context: token\n"
+        ),
+    )
+    .expect("write");
+    let stream = crate::fixture("charts/diamond.rendered.yaml");
+    for context in ["token", "key"] {
+        let runs = [
+            run(chartseq()
+                .args(["status", "shop", "--context", context])
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)),
+            run(chartseq()
+                .arg("apply")
+                .arg(&stream)
+                .args([
+                    "--release",
+                    "shop",
+                    "--no-lint",
+                    "--timeout",
+                    "3s",
+                    "--readiness-timeout",
+                    "1s",
+                ])
+                .args(["--context", context])
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)),
+        ];
+        for (code, out, err) in runs {
+            assert_ne!(code, 0, "nothing listens on the server: {err}");
+            for secret in [TOKEN, KEY, "planted-key-data"] {
+                assert!(
+                    !out.contains(secret) && !err.contains(secret),
+                    "context {context} leaks {secret}:\n{out}{err}"
+                );
+            }
+        }
+    }
+}
