@@ -121,3 +121,68 @@ fn kubeconfig_credentials_are_never_printed() {
         }
     }
 }
+
+/// chartseq writes nothing but its `--output` file: run every offline command from a fresh
+/// directory with a fresh HOME and compare the trees before and after.
+#[test]
+fn commands_write_only_their_output_paths() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("tempdir");
+    let home = root.path().join("home");
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&work).expect("work");
+    let chart = crate::fixture("charts/platform");
+    let stream = crate::fixture("charts/platform.rendered.yaml");
+    let listing = || {
+        let mut files = Vec::new();
+        let mut stack = vec![root.path().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("readable").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path.clone());
+                }
+                files.push(path);
+            }
+        }
+        files.sort();
+        files
+    };
+    let before = listing();
+    let command = || {
+        let mut cmd = chartseq();
+        cmd.current_dir(&work)
+            .env("HOME", &home)
+            .env("CHARTSEQ_HELM", &helm);
+        cmd
+    };
+    for args in [
+        vec!["plan"],
+        vec!["template"],
+        vec!["lint", "--fail-on", "never"],
+    ] {
+        let (code, _, err) = run(command().args(&args).arg(&chart));
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let (code, _, err) = run(command()
+            .args(&args)
+            .arg(&stream)
+            .arg("--chart")
+            .arg(&chart));
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    let (_, _, _) = run(command().arg("readiness").arg(&stream));
+    assert_eq!(listing(), before, "no command wrote a file");
+    let report = work.join("report.json");
+    let (code, _, err) = run(command()
+        .args(["lint", "--fail-on", "never", "--format", "json", "--output"])
+        .arg(&report)
+        .arg(&stream));
+    assert_eq!(code, 0, "{err}");
+    let mut expected = before.clone();
+    expected.push(report);
+    expected.sort();
+    assert_eq!(listing(), expected, "lint --output wrote exactly its file");
+}
