@@ -101,18 +101,17 @@ pub(crate) fn write_plan_error(
     crate::report::reporter(crate::report::Format::Human, false).report(err, model, &report)
 }
 
-/// `chartseq plan`.
-pub fn plan(
+/// Loads and plans, then writes the plan with `write`, or explains why there is none.
+fn with_plan(
     input: &Input,
-    format: PlanFormat,
-    uninstall: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
 ) -> Result<Outcome, Failure> {
     let (model, plan, bad) = load_and_plan(input, err)?;
     match plan {
         Ok(plan) => {
-            output::write_plan(out, &model, &plan, format, uninstall)?;
+            write(out, &model, &plan)?;
             Ok(if bad {
                 Outcome::Findings
             } else {
@@ -126,6 +125,19 @@ pub fn plan(
     }
 }
 
+/// `chartseq plan`.
+pub fn plan(
+    input: &Input,
+    format: PlanFormat,
+    uninstall: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    with_plan(input, out, err, |out, model, plan| {
+        output::write_plan(out, model, plan, format, uninstall)
+    })
+}
+
 /// `chartseq template`.
 pub fn template(
     input: &Input,
@@ -133,19 +145,7 @@ pub fn template(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    let (model, plan, bad) = load_and_plan(input, err)?;
-    match plan {
-        Ok(plan) => {
-            output::write_template(out, &model, &plan, options)?;
-            Ok(if bad {
-                Outcome::Findings
-            } else {
-                Outcome::Clean
-            })
-        }
-        Err(e) => {
-            write_plan_error(err, &model, &e)?;
-            Ok(Outcome::Findings)
-        }
-    }
+    with_plan(input, out, err, |out, model, plan| {
+        output::write_template(out, model, plan, options)
+    })
 }

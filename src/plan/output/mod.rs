@@ -85,31 +85,19 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
                 chart: c,
                 path,
                 edges,
-            } => {
-                writeln!(
-                    out,
-                    "error[CS001]: resource groups of chart {} form a cycle: {}",
-                    chart(*c),
-                    path.join(" -> ")
-                )?;
-                for (pair, loc) in path.windows(2).zip(edges) {
-                    writeln!(
-                        out,
-                        "  --> {}: {} depends on {}",
-                        at(*loc),
-                        pair[0],
-                        pair[1]
-                    )?;
-                }
             }
-            PlanIssue::SubchartCycle {
+            | PlanIssue::SubchartCycle {
                 chart: c,
                 path,
                 edges,
             } => {
+                let (code, what) = match issue {
+                    PlanIssue::GroupCycle { .. } => ("CS001", "resource groups"),
+                    _ => ("CS002", "subcharts"),
+                };
                 writeln!(
                     out,
-                    "error[CS002]: subcharts of chart {} form a cycle: {}",
+                    "error[{code}]: {what} of chart {} form a cycle: {}",
                     chart(*c),
                     path.join(" -> ")
                 )?;
