@@ -99,12 +99,28 @@ impl From<kube::Error> for ClusterError {
             kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => {
                 Self {
                     kind: ErrorKind::Transient,
-                    message: e.to_string(),
+                    message: with_causes(&e),
                 }
             }
-            _ => Self::other(e.to_string()),
+            _ => Self::other(with_causes(&e)),
         }
     }
+}
+
+/// An error and its causes (`client error (Connect): tcp connect error: Connection refused`):
+/// kube's own message rarely says what went wrong underneath.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = c.source();
+    }
+    message
 }
 
 pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
