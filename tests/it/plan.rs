@@ -475,3 +475,35 @@ fn crds_come_from_disk_when_the_stream_has_none() {
         "{out}"
     );
 }
+
+/// The reference implementation strips `helm.sh/depends-on/resource-groups` from hooks too, and
+/// keeps `helm.sh/resource-group` (`TestTemplateStripsHelmInternalAnnotations`).
+#[test]
+fn conformance_hook_chart_strips_the_invalid_key_from_hooks() {
+    let dir = fixture("conformance/tc-sequenced-hook-chart");
+    let (code, out, err) = run(chartseq()
+        .arg("template")
+        .arg(dir.join("rendered-helm-v4.1.4.yaml"))
+        .arg("--chart")
+        .arg(dir.join("sequenced-hook-chart")));
+    assert_eq!(code, 0, "{err}");
+    let hook = out
+        .split("\n---\n")
+        .find(|d| d.contains("name: hook-configmap"))
+        .expect("the hook is printed");
+    assert!(hook.contains("helm.sh/resource-group: hooks"), "{hook}");
+    assert!(!out.contains("helm.sh/depends-on/resource-groups"), "{out}");
+    assert!(
+        out.trim_end().ends_with("data:\n  key: value"),
+        "hooks come last: {out}"
+    );
+    let (_, lint, _) = run(chartseq()
+        .args(["lint", "--format", "concise"])
+        .arg(dir.join("rendered-helm-v4.1.4.yaml"))
+        .arg("--chart")
+        .arg(dir.join("sequenced-hook-chart")));
+    assert!(
+        lint.contains("CS401"),
+        "sequencing annotations on a hook are reported: {lint}"
+    );
+}
