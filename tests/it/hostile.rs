@@ -499,3 +499,38 @@ fn ten_thousand_subcharts_and_dependency_loops() {
         "{err}"
     );
 }
+
+/// Inputs the fuzzers found (`fixtures/fuzz/<target>/`), replayed as they were run: each must
+/// finish, quickly.
+#[test]
+fn fuzz_reproducers_stay_fixed() {
+    use chartseq::readiness::jsonpath::{self, ExecOptions};
+    let object = serde_json::json!({
+        "metadata": {"name": "x", "labels": {"a.b/c": "d"}},
+        "status": {"replicas": 3, "ready": 1.5, "ok": true, "conditions": [
+            {"type": "Ready", "status": "True"}, {"type": "Progressing", "status": "False"}
+        ], "nested": [[1, 2], [3]], "empty": {}, "null": null}
+    });
+    let dir = crate::fixture("fuzz/jsonpath");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).expect("reproducers").flatten() {
+        let bytes = std::fs::read(entry.path()).expect("read");
+        let text = String::from_utf8_lossy(&bytes);
+        let started = Instant::now();
+        if let Ok(path) = jsonpath::parse(&text) {
+            for allow_missing_keys in [false, true] {
+                if let Err(e) = path.execute(&object, ExecOptions { allow_missing_keys }) {
+                    assert!(!e.to_string().is_empty());
+                }
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{}: {:?}",
+            entry.path().display(),
+            started.elapsed()
+        );
+        replayed += 1;
+    }
+    assert!(replayed >= 1);
+}

@@ -296,9 +296,15 @@ fn compare(op: &str, left: Item<'_>, right: Item<'_>) -> Result<bool, EvalError>
 /// test still looks at them).
 type Step<'a> = Result<Vec<Item<'a>>, (Vec<Item<'a>>, EvalError)>;
 
+/// Items an evaluation may produce in all. Nested `range` over `..` multiplies without bound
+/// (kubectl spins on such templates); past this the evaluation stops with an error.
+const WORK_BUDGET: usize = 1 << 22;
+
 struct Evaluator<'a> {
     tops: &'a [Top],
     options: ExecOptions,
+    /// What is left of [`WORK_BUDGET`].
+    budget: usize,
     begin_range: usize,
     in_range: usize,
     end_range: usize,
@@ -325,6 +331,7 @@ impl JsonPath {
         let mut evaluator = Evaluator {
             tops: &self.tops,
             options,
+            budget: WORK_BUDGET,
             begin_range: 0,
             in_range: 0,
             end_range: 0,
@@ -353,6 +360,7 @@ impl<'a> Evaluator<'a> {
         let mut full = Vec::new();
         let mut i = start;
         while i < tops.len() {
+            self.spend(1).map_err(|(_, e)| e)?;
             let results = match &tops[i] {
                 Top::Text(text) => vec![Item::Text(text)],
                 Top::List(nodes) => self.eval_list(vec![data], nodes).map_err(|(_, e)| e)?,
@@ -393,7 +401,29 @@ impl<'a> Evaluator<'a> {
         Ok(cur)
     }
 
+    /// Takes `n` from the work budget.
+    fn spend(&mut self, n: usize) -> Result<(), (Vec<Item<'a>>, EvalError)> {
+        match self.budget.checked_sub(n) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err((
+                Vec::new(),
+                eval_error(format!(
+                    "the template produces more than {WORK_BUDGET} values; it cannot be evaluated"
+                )),
+            )),
+        }
+    }
+
     fn walk(&mut self, input: Vec<Item<'a>>, node: &'a Node) -> Step<'a> {
+        let out = self.walk_node(input, node)?;
+        self.spend(out.len() + 1)?;
+        Ok(out)
+    }
+
+    fn walk_node(&mut self, input: Vec<Item<'a>>, node: &'a Node) -> Step<'a> {
         match node {
             Node::Text(text) => Ok(vec![Item::Text(text)]),
             Node::Int(i) => Ok(vec![Item::Int(*i); input.len()]),
