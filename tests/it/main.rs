@@ -10,6 +10,7 @@
 )]
 
 mod hostile;
+mod integrations;
 mod lint;
 mod plan;
 mod readiness;
