@@ -126,3 +126,40 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
     }
     Ok(charts.into_iter().collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_belong_to_the_outermost_rendering_chart() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let top = dir.path();
+        for chart in ["app", "app/charts/db", "other/nested"] {
+            std::fs::create_dir_all(top.join(chart).join("templates")).expect("mkdir");
+            std::fs::write(top.join(chart).join("Chart.yaml"), "name: x\n").expect("write");
+        }
+        let root = |file: &str| chart_root(&top.join(file), top);
+        assert_eq!(root("app/templates/a.yaml"), Some(top.join("app")));
+        // A vendored subchart is rendered by its parent.
+        assert_eq!(
+            root("app/charts/db/templates/x.yaml"),
+            Some(top.join("app"))
+        );
+        assert_eq!(root("app/charts/db/Chart.yaml"), Some(top.join("app")));
+        // A chart beside another (not under `charts/`) is its own root.
+        assert_eq!(
+            root("other/nested/values.yaml"),
+            Some(top.join("other/nested"))
+        );
+        assert_eq!(root("README.md"), None);
+        // Nothing above the search directory counts.
+        assert_eq!(
+            chart_root(
+                &top.join("app/templates/a.yaml"),
+                &top.join("app/templates")
+            ),
+            None
+        );
+    }
+}

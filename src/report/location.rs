@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::lint::{Finding, Position};
+use crate::lint::{Finding, Label, Position};
 use crate::model::Model;
 use crate::source::Origin;
 
@@ -70,5 +70,26 @@ pub fn locate(model: &Model, finding: &Finding, root: Option<&Path>) -> Option<R
     (file.origin == Origin::Disk).then(|| RepoLocation {
         path: relative(root, &file.name),
         region: None,
+    })
+}
+
+/// Where a label of the human rendering sits in the repository, when its file is on disk.
+#[must_use]
+pub fn label_location(model: &Model, label: &Label, root: Option<&Path>) -> Option<RepoLocation> {
+    let file = model.sources.get(label.loc.file);
+    if file.origin != Origin::Disk {
+        return None;
+    }
+    let start = file.line_col(label.loc.span.start);
+    let end = file.line_col(label.loc.span.end.max(label.loc.span.start));
+    Some(RepoLocation {
+        path: relative(root, &file.name),
+        region: Some(Position {
+            file: file.name.clone(),
+            line: start.line,
+            column: start.column,
+            end_line: end.line,
+            end_column: end.column,
+        }),
     })
 }

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::location::{RepoLocation, locate, repository_root};
+use super::location::{RepoLocation, label_location, locate, repository_root};
 use super::{Reporter, Run};
 use crate::lint::{Finding, Severity};
 use crate::model::Model;
@@ -99,6 +99,44 @@ fn message(finding: &Finding) -> String {
     text
 }
 
+fn physical(location: &RepoLocation) -> Value {
+    let mut physical = json!({
+        "artifactLocation": { "uri": location.path, "uriBaseId": "%SRCROOT%" },
+    });
+    if let Some(p) = &location.region {
+        physical["region"] = json!({
+            "startLine": p.line,
+            "startColumn": p.column,
+            "endLine": p.end_line,
+            "endColumn": p.end_column,
+        });
+    }
+    physical
+}
+
+/// The other places that explain a finding (each edge of a cycle, the rendered line), as
+/// SARIF related locations.
+fn related(model: &Model, finding: &Finding, root: Option<&std::path::Path>) -> Vec<Value> {
+    finding
+        .labels
+        .iter()
+        .filter(|l| !l.primary)
+        .filter_map(|l| {
+            let location = label_location(model, l, root)?;
+            let mut value = json!({ "physicalLocation": physical(&location) });
+            if !l.message.is_empty() {
+                value["message"] = json!({ "text": l.message });
+            }
+            Some(value)
+        })
+        .enumerate()
+        .map(|(i, mut v)| {
+            v["id"] = json!(i + 1);
+            v
+        })
+        .collect()
+}
+
 fn result(
     model: &Model,
     finding: &Finding,
@@ -119,22 +157,15 @@ fn result(
     }
     object.insert("level".into(), json!(level(finding.severity)));
     object.insert("message".into(), json!({ "text": message(finding) }));
-    if let Some(location) = location {
-        let mut physical = json!({
-            "artifactLocation": { "uri": location.path, "uriBaseId": "%SRCROOT%" },
-        });
-        if let Some(p) = &location.region {
-            physical["region"] = json!({
-                "startLine": p.line,
-                "startColumn": p.column,
-                "endLine": p.end_line,
-                "endColumn": p.end_column,
-            });
-        }
+    if let Some(location) = &location {
         object.insert(
             "locations".into(),
-            json!([{ "physicalLocation": physical }]),
+            json!([{ "physicalLocation": physical(location) }]),
         );
+    }
+    let related = related(model, finding, root);
+    if !related.is_empty() {
+        object.insert("relatedLocations".into(), Value::Array(related));
     }
     object.insert(
         "partialFingerprints".into(),
