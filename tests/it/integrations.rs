@@ -55,7 +55,10 @@ fn sarif_of(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout).expect("SARIF is JSON")
 }
 
-fn validate_sarif(path: &Path) {
+/// Checks a SARIF file with the official 2.1.0 schema (check-jsonschema) and with Microsoft's
+/// validator, SARIF rules and GitHub's ingestion rules (sarif-multitool). Validator errors
+/// and warnings fail, except the rule ids in `allowed`.
+fn validate_sarif(path: &Path, allowed: &[&str]) {
     if let Some(checker) = tool("check_jsonschema") {
         let (code, out, err) = run(scrubbed(checker)
             .arg("--schemafile")
@@ -63,6 +66,42 @@ fn validate_sarif(path: &Path) {
             .arg(path));
         assert_eq!(code, 0, "SARIF fails the 2.1.0 schema:\n{out}{err}");
     }
+    if let Some(multitool) = tool("sarif_multitool") {
+        let problems: Vec<String> = multitool_problems(&multitool, path)
+            .into_iter()
+            .filter(|(rule, _)| !allowed.contains(&rule.as_str()))
+            .map(|(rule, text)| format!("{rule}: {text}"))
+            .collect();
+        assert!(problems.is_empty(), "sarif-multitool: {problems:#?}");
+    }
+}
+
+/// The errors and warnings of `sarif-multitool validate` (SARIF and GitHub rules): rule id and
+/// message.
+fn multitool_problems(multitool: &Path, path: &Path) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("validation.sarif");
+    let (code, out, err) = run(scrubbed(multitool)
+        .arg("validate")
+        .arg(path)
+        .args(["--rule-kind", "Sarif;Gh", "--level", "Error;Warning"])
+        .args(["--log", "ForceOverwrite", "-o"])
+        .arg(&log));
+    assert_eq!(code, 0, "sarif-multitool: {out}{err}");
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log).expect("validation log"))
+            .expect("validation log is JSON");
+    log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["ruleId"].as_str().unwrap_or("").to_owned(),
+                r["message"].to_string(),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -87,7 +126,22 @@ fn sarif_is_valid_and_complete() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("out.sarif");
     std::fs::write(&path, &stdout).expect("write");
-    validate_sarif(&path);
+    validate_sarif(&path, &[]);
+    // The validator does reject what GitHub would: a result without a location.
+    if let Some(multitool) = tool("sarif_multitool") {
+        let mut broken = sarif_of(&stdout);
+        broken["runs"][0]["results"][0]
+            .as_object_mut()
+            .expect("result")
+            .remove("locations");
+        let bad = dir.path().join("bad.sarif");
+        std::fs::write(&bad, broken.to_string()).expect("write");
+        let problems = multitool_problems(&multitool, &bad);
+        assert!(
+            problems.iter().any(|(rule, _)| rule.starts_with("GH")),
+            "{problems:?}"
+        );
+    }
 
     let sarif = sarif_of(&stdout);
     assert_eq!(sarif["version"], "2.1.0");
@@ -147,6 +201,48 @@ fn sarif_is_valid_and_complete() {
             .as_str()
             .is_some_and(|f| f.len() == 16)
     );
+}
+
+/// A key written by a helper has no line in the template: the result names the template file
+/// without a made-up region, and the validators accept it (SARIF2017 only advises a region).
+#[test]
+fn sarif_of_a_helper_line_is_file_level() {
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("e2e.sarif");
+    let (code, stdout, stderr) = run(chartseq()
+        .args([
+            "lint",
+            "fixtures/lint/e2e/mychart",
+            "--format",
+            "sarif",
+            "-o",
+        ])
+        .arg(&path)
+        .arg("--helm")
+        .arg(&helm));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    validate_sarif(&path, &["SARIF2017"]);
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("sarif")).expect("json");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    let helper = results
+        .iter()
+        .find(|r| r["ruleId"] == "CS305")
+        .expect("CS305");
+    let physical = &helper["locations"][0]["physicalLocation"];
+    assert_eq!(
+        physical["artifactLocation"]["uri"],
+        "fixtures/lint/e2e/mychart/templates/job.yaml"
+    );
+    assert!(physical.get("region").is_none(), "{helper}");
+    // Every other result has its template line.
+    for r in results.iter().filter(|r| r["ruleId"] != "CS305") {
+        let region = &r["locations"][0]["physicalLocation"]["region"];
+        assert!(region["startLine"].as_u64().is_some_and(|l| l > 1), "{r}");
+    }
 }
 
 /// Copies a chart directory (flat enough for fixtures) into `to`.
@@ -493,7 +589,7 @@ fn action_script_annotates_summarises_and_writes_sarif() {
     );
     let sarif = action.sarif.as_ref().expect("the SARIF file");
     assert!(action.output.contains("sarif="), "{}", action.output);
-    validate_sarif(sarif);
+    validate_sarif(sarif, &[]);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(sarif).expect("sarif")).expect("json");
     assert_eq!(
