@@ -14,9 +14,20 @@ shopt -s globstar nullglob
 CHARTSEQ="${CHARTSEQ:-chartseq}"
 FAIL_ON="${INPUT_FAIL_ON:-error}"
 
+# Split the inputs into words without expanding globs yet (an unmatched glob must be reported,
+# not silently dropped).
+set -f
+# shellcheck disable=SC2206  # word splitting is the point: inputs are lists of words
+patterns=(${INPUT_CHARTS:-})
+# shellcheck disable=SC2206
+value_files=(${INPUT_VALUES:-})
+# shellcheck disable=SC2206
+extra=(${INPUT_ARGS:-})
+set +f
+
 charts=()
-if [ -n "${INPUT_CHARTS:-}" ]; then
-  for pattern in ${INPUT_CHARTS}; do
+if [ "${#patterns[@]}" -gt 0 ]; then
+  for pattern in "${patterns[@]}"; do
     matched=0
     for path in $pattern; do
       if [ -f "$path/Chart.yaml" ] || [[ "$path" == *.tgz && -f "$path" ]]; then
@@ -42,11 +53,9 @@ if [ "${#charts[@]}" = 0 ]; then
 fi
 
 values=()
-for file in ${INPUT_VALUES:-}; do
+for file in "${value_files[@]}"; do
   values+=(-f "$file")
 done
-# shellcheck disable=SC2206  # INPUT_ARGS is a list of words, as on a command line
-extra=(${INPUT_ARGS:-})
 
 status=0
 "$CHARTSEQ" lint --format github --fail-on "$FAIL_ON" "${values[@]}" "${extra[@]}" "${charts[@]}" || status=$?

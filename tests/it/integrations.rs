@@ -1,12 +1,14 @@
 //! The places findings are read outside a terminal, each tested with the real consumer: SARIF
-//! against the official 2.1.0 schema (check-jsonschema), GitHub annotations and step summary
+//! against the official 2.1.0 schema (check-jsonschema) and Microsoft's validator with GitHub's
+//! ingestion rules (sarif-multitool), GitHub annotations and step summary
 //! through the action's own script in a simulated `GITHUB_*` environment, the action and
 //! workflow against GitHub's schemas and actionlint, the pre-commit hooks through
 //! `pre-commit try-repo`, the helm plugin through `helm plugin install`, and
 //! `--changed-since` in a scratch git repository.
 //!
 //! The consumers come from `scripts/get-ci-tools.sh` through `$CHARTSEQ_CHECK_JSONSCHEMA`,
-//! `$CHARTSEQ_ACTIONLINT` and `$CHARTSEQ_PRE_COMMIT` (see [`crate::tool`]).
+//! `$CHARTSEQ_ACTIONLINT`, `$CHARTSEQ_PRE_COMMIT`, `$CHARTSEQ_SARIF_MULTITOOL` and
+//! `$CHARTSEQ_SHELLCHECK` (see [`crate::tool`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -601,14 +603,17 @@ fn action_script_annotates_summarises_and_writes_sarif() {
     let action = run_action(
         &helm,
         &[
-            ("INPUT_CHARTS", "charts/cl*"),
+            ("INPUT_CHARTS", "charts/cl*\nnope/*"),
             ("INPUT_VALUES", "charts/clean/values.yaml"),
             ("INPUT_ARGS", "--release-name web"),
             ("INPUT_SARIF", ""),
         ],
     );
     assert_eq!(action.code, 0, "{}", action.stdout);
-    assert_eq!(action.stdout, "");
+    assert_eq!(
+        action.stdout,
+        "::warning title=chartseq::no chart matches nope/*\n"
+    );
     assert!(
         action.summary.contains("Charts: clean\n"),
         "{}",
@@ -662,6 +667,15 @@ fn action_and_workflows_satisfy_github_schemas_and_actionlint() {
     if let Some(actionlint) = tool("actionlint") {
         let (code, out, err) = run(scrubbed(&actionlint).args(&workflows));
         assert_eq!(code, 0, "actionlint: {out}{err}");
+    }
+    // The scripts the action, the plugin and CI run.
+    if let Some(shellcheck) = tool("shellcheck") {
+        let (code, out, err) = run(scrubbed(&shellcheck).args([
+            "scripts/action-lint.sh",
+            "scripts/helm-plugin.sh",
+            "scripts/get-ci-tools.sh",
+        ]));
+        assert_eq!(code, 0, "shellcheck: {out}{err}");
     }
     // The action runs the script that the tests above exercise, and exposes every input.
     let action = std::fs::read_to_string(root().join("action.yml")).expect("action.yml");
