@@ -1,10 +1,9 @@
 //! The places findings are read outside a terminal, each tested with the real consumer: SARIF
-//! against the official 2.1.0 schema (check-jsonschema) and Microsoft's validator with GitHub's
-//! ingestion rules (sarif-multitool), GitHub annotations and step summary
-//! through the action's own script in a simulated `GITHUB_*` environment, the action and
-//! workflow against GitHub's schemas and actionlint, the pre-commit hooks through
-//! `pre-commit try-repo`, the helm plugin through `helm plugin install`, and
-//! `--changed-since` in a scratch git repository.
+//! against the official 2.1.0 schema (check-jsonschema) and Microsoft's validator with
+//! GitHub's ingestion rules (sarif-multitool); GitHub annotations and step summary through the
+//! action's own script in a simulated `GITHUB_*` environment; the action and workflows against
+//! GitHub's schemas and actionlint; the pre-commit hooks through `pre-commit try-repo`; the
+//! helm plugin through `helm plugin install`; `--changed-since` in a scratch git repository.
 //!
 //! The consumers come from `scripts/get-ci-tools.sh` through `$CHARTSEQ_CHECK_JSONSCHEMA`,
 //! `$CHARTSEQ_ACTIONLINT`, `$CHARTSEQ_PRE_COMMIT`, `$CHARTSEQ_SARIF_MULTITOOL` and
@@ -860,4 +859,41 @@ fn helm_plugin_runs_through_real_helm() {
         run(helm_cmd().args(["chartseq", "plan", "fixtures/integrations/charts/clean"]));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("Batch 1: db\n    Batch 2: app"), "{out}");
+}
+
+#[test]
+fn several_targets_make_one_report() {
+    let targets = [
+        "fixtures/charts/cycle-two.rendered.yaml",
+        "fixtures/charts/two-groups.rendered.yaml",
+    ];
+    let (code, stdout, stderr) = run(chartseq()
+        .arg("lint")
+        .args(targets)
+        .args(["--format", "json"]));
+    assert_eq!(code, 1, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let codes: Vec<&str> = json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| d["code"].as_str().expect("code"))
+        .collect();
+    assert_eq!(codes, ["CS001", "CS004"], "{stdout}");
+    assert_eq!(json["summary"]["errors"], 2);
+    let (_, stdout, _) = run(chartseq()
+        .arg("lint")
+        .args(targets)
+        .args(["--format", "sarif"]));
+    let sarif = sarif_of(&stdout);
+    assert_eq!(sarif["runs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().map(Vec::len),
+        Some(2)
+    );
+    // Exit status: findings in any target count.
+    let (code, _, _) = run(chartseq()
+        .args(["lint", "fixtures/rules/CS001/valid.yaml", targets[1]])
+        .args(["--format", "concise"]));
+    assert_eq!(code, 1);
 }
