@@ -27,7 +27,7 @@ set +f
 
 charts=()
 if [ "${#patterns[@]}" -gt 0 ]; then
-  for pattern in "${patterns[@]}"; do
+  for pattern in ${patterns[@]+"${patterns[@]}"}; do
     matched=0
     for path in $pattern; do
       if [ -f "$path/Chart.yaml" ] || [[ "$path" == *.tgz && -f "$path" ]]; then
@@ -53,12 +53,12 @@ if [ "${#charts[@]}" = 0 ]; then
 fi
 
 values=()
-for file in "${value_files[@]}"; do
+for file in ${value_files[@]+"${value_files[@]}"}; do
   values+=(-f "$file")
 done
 
 status=0
-"$CHARTSEQ" lint --format github --fail-on "$FAIL_ON" "${values[@]}" "${extra[@]}" "${charts[@]}" || status=$?
+"$CHARTSEQ" lint --format github --fail-on "$FAIL_ON" ${values[@]+"${values[@]}"} ${extra[@]+"${extra[@]}"} "${charts[@]}" || status=$?
 if [ "$status" -ge 2 ]; then
   echo "::error title=chartseq::chartseq lint failed (exit status $status); see the log above"
   exit "$status"
@@ -66,7 +66,7 @@ fi
 if [ -n "${INPUT_SARIF:-}" ]; then
   mkdir -p "$(dirname "$INPUT_SARIF")"
   GITHUB_STEP_SUMMARY='' "$CHARTSEQ" lint --format sarif --fail-on never -o "$INPUT_SARIF" \
-    "${values[@]}" "${extra[@]}" "${charts[@]}"
+    ${values[@]+"${values[@]}"} ${extra[@]+"${extra[@]}"} "${charts[@]}"
   if [ -n "${GITHUB_OUTPUT:-}" ]; then
     echo "sarif=$INPUT_SARIF" >> "$GITHUB_OUTPUT"
   fi

@@ -16,15 +16,23 @@ if [ -z "$bin" ]; then
 fi
 case "${1:-}" in
   lint | plan | template)
-    # Render with the helm that runs the plugin, unless --helm was given.
-    for arg in "$@"; do
-      case "$arg" in --helm | --helm=*) exec "$bin" "$@" ;; esac
-    done
-    if [ -n "${HELM_BIN:-}" ]; then
-      sub="$1"
-      shift
-      exec "$bin" "$sub" --helm "$HELM_BIN" "$@"
+    sub="$1"
+    shift
+    given=()
+    # helm keeps its global flags (-n/--namespace among them) and hands them over in the
+    # environment; pass the namespace on, as `helm template` would use it.
+    if [ -n "${HELM_NAMESPACE:-}" ]; then
+      given+=(--namespace "$HELM_NAMESPACE")
     fi
+    # Render with the helm that runs the plugin, unless --helm was given.
+    helm_given=0
+    for arg in "$@"; do
+      case "$arg" in --helm | --helm=*) helm_given=1 ;; esac
+    done
+    if [ "$helm_given" = 0 ] && [ -n "${HELM_BIN:-}" ]; then
+      given+=(--helm "$HELM_BIN")
+    fi
+    exec "$bin" "$sub" ${given[@]+"${given[@]}"} "$@"
     ;;
 esac
 exec "$bin" "$@"

@@ -673,6 +673,7 @@ fn action_and_workflows_satisfy_github_schemas_and_actionlint() {
             "scripts/action-lint.sh",
             "scripts/helm-plugin.sh",
             "scripts/get-ci-tools.sh",
+            "scripts/test.sh",
         ]));
         assert_eq!(code, 0, "shellcheck: {out}{err}");
     }
@@ -847,9 +848,13 @@ fn helm_plugin_runs_through_real_helm() {
         "url=from-set",
         "--release-name",
         "web",
+        "-n",
+        "prod",
     ]));
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("url: \"from-set\""), "{out}");
+    // helm takes `-n` for itself; the plugin hands it on.
+    assert!(out.contains("namespace: prod"), "{out}");
     assert!(out.contains("name: web-db"), "{out}");
     assert!(
         out.find("## START resource-group: clean db")
