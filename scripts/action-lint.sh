@@ -67,7 +67,7 @@ if [ -n "${INPUT_SARIF:-}" ]; then
   mkdir -p "$(dirname "$INPUT_SARIF")"
   GITHUB_STEP_SUMMARY='' "$CHARTSEQ" lint --format sarif --fail-on never -o "$INPUT_SARIF" \
     ${values[@]+"${values[@]}"} ${extra[@]+"${extra[@]}"} "${charts[@]}"
-  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  if [ -n "${GITHUB_OUTPUT:-}" ] && [ -f "$INPUT_SARIF" ]; then
     echo "sarif=$INPUT_SARIF" >> "$GITHUB_OUTPUT"
   fi
 fi

@@ -93,7 +93,9 @@ pub fn summary(runs: &[Run<'_>]) -> String {
     if !charts.is_empty() {
         let _ = writeln!(md, "Charts: {}\n", charts.join(", "));
     }
-    if findings.is_empty() {
+    if runs.is_empty() {
+        md.push_str("No chart to lint.\n\n");
+    } else if findings.is_empty() {
         md.push_str("No findings.\n\n");
     } else {
         let mut per_rule: BTreeMap<(&str, &str), (usize, Severity)> = BTreeMap::new();

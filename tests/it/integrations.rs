@@ -444,10 +444,27 @@ fn changed_since_lints_only_changed_charts() {
             ])
             .arg(&helm))
     };
-    // Nothing changed: nothing to lint, and the run says so.
+    // Nothing changed: nothing to lint, and the run says so; the report is there, empty.
     let (code, stdout, stderr) = lint("main");
-    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("no chart"), "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("a report");
+    assert_eq!(json["diagnostics"].as_array().map(Vec::len), Some(0));
+    let (code, stdout, _) = run(chartseq().current_dir(repo.path()).args([
+        "lint",
+        "--changed-since",
+        "main",
+        ".",
+        "--format",
+        "sarif",
+    ]));
+    assert_eq!(code, 0);
+    assert_eq!(
+        sarif_of(&stdout)["runs"][0]["results"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
     // A change to the vendored subchart lints its parent `c` (whose only finding is that it
     // does not declare the subchart); the cycle chart `b` is not touched, so not reported.
     std::fs::write(
