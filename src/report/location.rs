@@ -15,8 +15,10 @@ use crate::source::Origin;
 /// A finding's place in the repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RepoLocation {
-    /// Relative to the repository root, `/`-separated.
+    /// Relative to the repository root, `/`-separated; absolute when the file is outside it.
     pub path: String,
+    /// Whether `path` is relative to the repository root.
+    pub in_repository: bool,
     /// The range in that file, when the finding's position is in it.
     pub region: Option<Position>,
 }
@@ -33,44 +35,67 @@ pub fn repository_root() -> Option<PathBuf> {
     Some(root)
 }
 
-/// `name` (a display path, relative to the current directory) relative to `root`.
-fn relative(root: Option<&Path>, name: &str) -> String {
-    let rel = std::env::current_dir()
-        .ok()
-        .zip(root)
-        .and_then(|(cwd, root)| {
-            let absolute = cwd.join(name);
-            absolute.strip_prefix(root).ok().map(Path::to_path_buf)
-        })
-        .map_or_else(|| name.to_owned(), |p| p.to_string_lossy().into_owned());
-    let rel = rel.replace('\\', "/");
-    rel.strip_prefix("./").map_or(rel.clone(), str::to_owned)
+/// `name` (a display path, relative to the current directory) relative to `root`, or
+/// absolute (and `false`) when the file is outside the repository.
+fn relative(root: Option<&Path>, name: &str) -> (String, bool) {
+    let cwd = std::env::current_dir().ok();
+    let absolute = cwd.as_ref().map(|cwd| cwd.join(name));
+    let (path, inside) = match (&absolute, root) {
+        (Some(absolute), Some(root)) => match absolute.strip_prefix(root) {
+            Ok(rel) => (rel.to_path_buf(), true),
+            Err(_) => (absolute.clone(), false),
+        },
+        (Some(absolute), None) => (absolute.clone(), false),
+        (None, _) => (PathBuf::from(name), !Path::new(name).is_absolute()),
+    };
+    let text = path.to_string_lossy().replace('\\', "/");
+    let text = text.strip_prefix("./").map_or(text.clone(), str::to_owned);
+    (text, inside)
 }
 
-/// Where `finding` sits in the repository rooted at `root`; `None` when it is in no file on
-/// disk (a stream read from standard input).
+fn on_disk(model: &Model, name: &str) -> bool {
+    model
+        .sources
+        .find(name)
+        .is_some_and(|id| model.sources.get(id).origin == Origin::Disk)
+}
+
+fn at(root: Option<&Path>, name: &str, region: Option<Position>) -> RepoLocation {
+    let (path, in_repository) = relative(root, name);
+    RepoLocation {
+        path,
+        in_repository,
+        region,
+    }
+}
+
+/// Where `finding` sits in the repository rooted at `root`: its template line; else (a line
+/// written by a helper) the template file; else (a stream without its chart) the line of the
+/// rendered stream file; `None` when it is in no file on disk (a stream read from stdin).
 #[must_use]
 pub fn locate(model: &Model, finding: &Finding, root: Option<&Path>) -> Option<RepoLocation> {
-    if let Some(id) = model.sources.find(&finding.location.file)
-        && model.sources.get(id).origin == Origin::Disk
-    {
-        return Some(RepoLocation {
-            path: relative(root, &finding.location.file),
-            region: Some(finding.location.clone()),
-        });
+    if on_disk(model, &finding.location.file) {
+        return Some(at(
+            root,
+            &finding.location.file,
+            Some(finding.location.clone()),
+        ));
     }
-    // The position is in the rendered stream: name the template file the document came from.
-    let source = finding.source_path.as_deref()?;
-    let template = model
-        .documents
-        .iter()
-        .find(|d| d.source_path.as_deref() == Some(source))
-        .and_then(|d| d.template)?;
-    let file = model.sources.get(template);
-    (file.origin == Origin::Disk).then(|| RepoLocation {
-        path: relative(root, &file.name),
-        region: None,
-    })
+    let template = finding.source_path.as_deref().and_then(|source| {
+        model
+            .documents
+            .iter()
+            .find(|d| d.source_path.as_deref() == Some(source))
+            .and_then(|d| d.template)
+    });
+    if let Some(template) = template {
+        let file = model.sources.get(template);
+        if file.origin == Origin::Disk {
+            return Some(at(root, &file.name, None));
+        }
+    }
+    let rendered = finding.rendered.as_ref()?;
+    on_disk(model, &rendered.file).then(|| at(root, &rendered.file, Some(rendered.clone())))
 }
 
 /// Where a label of the human rendering sits in the repository, when its file is on disk.
@@ -82,14 +107,15 @@ pub fn label_location(model: &Model, label: &Label, root: Option<&Path>) -> Opti
     }
     let start = file.line_col(label.loc.span.start);
     let end = file.line_col(label.loc.span.end.max(label.loc.span.start));
-    Some(RepoLocation {
-        path: relative(root, &file.name),
-        region: Some(Position {
+    Some(at(
+        root,
+        &file.name,
+        Some(Position {
             file: file.name.clone(),
             line: start.line,
             column: start.column,
             end_line: end.line,
             end_column: end.column,
         }),
-    })
+    ))
 }

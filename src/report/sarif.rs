@@ -99,10 +99,29 @@ fn message(finding: &Finding) -> String {
     text
 }
 
+/// A path as a URI reference: `/` kept, everything outside RFC 3986's unreserved set
+/// percent-encoded.
+fn uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
 fn physical(location: &RepoLocation) -> Value {
-    let mut physical = json!({
-        "artifactLocation": { "uri": location.path, "uriBaseId": "%SRCROOT%" },
-    });
+    // Files in the repository are relative to its root (%SRCROOT%, the checkout on GitHub);
+    // others are absolute `file:` URIs.
+    let artifact = if location.in_repository {
+        json!({ "uri": uri_path(&location.path), "uriBaseId": "%SRCROOT%" })
+    } else {
+        json!({ "uri": format!("file://{}", uri_path(&location.path)) })
+    };
+    let mut physical = json!({ "artifactLocation": artifact });
     if let Some(p) = &location.region {
         physical["region"] = json!({
             "startLine": p.line,

@@ -919,3 +919,58 @@ fn several_targets_make_one_report() {
         .args(["--format", "concise"]));
     assert_eq!(code, 1);
 }
+
+/// A stream linted without its chart points at the stream's own lines; a file outside the
+/// repository is an absolute `file:` URI. Both pass the validators.
+#[test]
+fn sarif_of_streams_inside_and_outside_the_repository() {
+    let (code, stdout, _) = run(chartseq().args([
+        "lint",
+        "fixtures/charts/cycle-two.rendered.yaml",
+        "--format",
+        "sarif",
+    ]));
+    assert_eq!(code, 1);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inside = dir.path().join("inside.sarif");
+    std::fs::write(&inside, &stdout).expect("write");
+    validate_sarif(&inside, &[]);
+    let sarif = sarif_of(&stdout);
+    let cycle = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["ruleId"] == "CS001")
+        .expect("CS001")
+        .clone();
+    let physical = &cycle["locations"][0]["physicalLocation"];
+    assert_eq!(
+        physical["artifactLocation"],
+        serde_json::json!({
+            "uri": "fixtures/charts/cycle-two.rendered.yaml",
+            "uriBaseId": "%SRCROOT%",
+        })
+    );
+    assert_eq!(physical["region"]["startLine"], 9);
+
+    let outside = dir.path().join("my charts");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    let stream = outside.join("cycle.yaml");
+    std::fs::copy(fixture("charts/cycle-two.rendered.yaml"), &stream).expect("copy");
+    let (_, stdout, _) = run(chartseq()
+        .arg("lint")
+        .arg(&stream)
+        .args(["--format", "sarif"]));
+    let path = dir.path().join("outside.sarif");
+    std::fs::write(&path, &stdout).expect("write");
+    validate_sarif(&path, &[]);
+    let uri = sarif_of(&stdout)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        ["artifactLocation"]["uri"]
+        .as_str()
+        .expect("uri")
+        .to_owned();
+    assert!(
+        uri.starts_with("file:///") && uri.ends_with("/my%20charts/cycle.yaml"),
+        "{uri}"
+    );
+}
