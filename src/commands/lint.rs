@@ -119,6 +119,41 @@ fn fatal(
     err.write_all(rendered.as_bytes())
 }
 
+/// The inputs to lint: every target, or with `--changed-since` the changed charts under them
+/// (`None` when no chart changed: there is nothing to report).
+fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Input>>, Failure> {
+    let mut paths = vec![match &options.input.target {
+        InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
+    }];
+    paths.extend(options.more_targets.iter().cloned());
+    if let Some(since) = &options.changed_since {
+        let charts = crate::lint::changed::changed_charts(since, &paths)?;
+        if charts.is_empty() {
+            writeln!(
+                err,
+                "chartseq: no chart under the targets changed since {since}"
+            )?;
+            return Ok(None);
+        }
+        paths = charts;
+    } else if options.owning_charts {
+        let charts = crate::lint::changed::owning_charts(&paths);
+        if charts.is_empty() {
+            return Ok(None);
+        }
+        paths = charts;
+    }
+    Ok(Some(
+        paths
+            .iter()
+            .map(|p| Input {
+                target: Input::target_for(p),
+                ..options.input.clone()
+            })
+            .collect(),
+    ))
+}
+
 /// `chartseq lint`.
 pub fn lint(
     options: &LintOptions,
@@ -222,41 +257,6 @@ pub fn lint(
     } else {
         Outcome::Clean
     })
-}
-
-/// The inputs to lint: every target, or with `--changed-since` the changed charts under them
-/// (`None` when no chart changed: there is nothing to report).
-fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Input>>, Failure> {
-    let mut paths = vec![match &options.input.target {
-        InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
-    }];
-    paths.extend(options.more_targets.iter().cloned());
-    if let Some(since) = &options.changed_since {
-        let charts = crate::lint::changed::changed_charts(since, &paths)?;
-        if charts.is_empty() {
-            writeln!(
-                err,
-                "chartseq: no chart under the targets changed since {since}"
-            )?;
-            return Ok(None);
-        }
-        paths = charts;
-    } else if options.owning_charts {
-        let charts = crate::lint::changed::owning_charts(&paths);
-        if charts.is_empty() {
-            return Ok(None);
-        }
-        paths = charts;
-    }
-    Ok(Some(
-        paths
-            .iter()
-            .map(|p| Input {
-                target: Input::target_for(p),
-                ..options.input.clone()
-            })
-            .collect(),
-    ))
 }
 
 /// `chartseq explain CODE`.
