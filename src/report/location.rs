@@ -2,9 +2,10 @@
 //! annotations, JUnit): a path relative to the repository root and, when the finding's
 //! position is in that file, its line/column range.
 //!
-//! A finding located in the rendered stream (a key written by a helper, a stream read from
-//! stdin) has no line in a file of the repository. It is then attached to the template file
-//! its document came from, without a region, rather than to a made-up line.
+//! A finding located in the rendered stream by a key written by a helper has no line in a
+//! template. It is then attached to the template file its document came from, without a
+//! region, rather than to a made-up line. A stream linted without its chart is itself the
+//! file; a stream read from stdin is in no file at all.
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +40,7 @@ pub fn repository_root() -> Option<PathBuf> {
 /// absolute (and `false`) when the file is outside the repository.
 fn relative(root: Option<&Path>, name: &str) -> (String, bool) {
     let cwd = std::env::current_dir().ok();
-    let absolute = cwd.as_ref().map(|cwd| cwd.join(name));
+    let absolute = cwd.as_ref().map(|cwd| normalize(&cwd.join(name)));
     let (path, inside) = match (&absolute, root) {
         (Some(absolute), Some(root)) => match absolute.strip_prefix(root) {
             Ok(rel) => (rel.to_path_buf(), true),
@@ -51,6 +52,25 @@ fn relative(root: Option<&Path>, name: &str) -> (String, bool) {
     let text = path.to_string_lossy().replace('\\', "/");
     let text = text.strip_prefix("./").map_or(text.clone(), str::to_owned);
     (text, inside)
+}
+
+/// Drops `.` and folds `..` lexically (`sub/../charts` is `charts`), so that a path given
+/// with `..` is still recognised as inside the repository.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn on_disk(model: &Model, name: &str) -> bool {
@@ -118,4 +138,26 @@ pub fn label_location(model: &Model, label: &Label, root: Option<&Path>) -> Opti
             end_column: end.column,
         }),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_with_dots_are_folded() {
+        assert_eq!(
+            normalize(Path::new("/r/sub/../charts/./a.yaml")),
+            Path::new("/r/charts/a.yaml")
+        );
+        let cwd = std::env::current_dir().expect("cwd");
+        let root = cwd.parent().map(Path::to_path_buf);
+        let name = cwd
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let (path, inside) = relative(root.as_deref(), &format!("../{name}/x.yaml"));
+        assert_eq!((path, inside), (format!("{name}/x.yaml"), true));
+    }
 }
