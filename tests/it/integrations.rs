@@ -3,11 +3,12 @@
 //! GitHub's ingestion rules (sarif-multitool); GitHub annotations and step summary through the
 //! action's own script in a simulated `GITHUB_*` environment; the action and workflows against
 //! GitHub's schemas and actionlint; the pre-commit hooks through `pre-commit try-repo`; the
-//! helm plugin through `helm plugin install`; `--changed-since` in a scratch git repository.
+//! helm plugin through `helm plugin install`; the `JUnit` report through junitparser;
+//! `--changed-since` in a scratch git repository.
 //!
 //! The consumers come from `scripts/get-ci-tools.sh` through `$CHARTSEQ_CHECK_JSONSCHEMA`,
-//! `$CHARTSEQ_ACTIONLINT`, `$CHARTSEQ_PRE_COMMIT`, `$CHARTSEQ_SARIF_MULTITOOL` and
-//! `$CHARTSEQ_SHELLCHECK` (see [`crate::tool`]).
+//! `$CHARTSEQ_ACTIONLINT`, `$CHARTSEQ_PRE_COMMIT`, `$CHARTSEQ_SARIF_MULTITOOL`,
+//! `$CHARTSEQ_SHELLCHECK` and `$CHARTSEQ_JUNITPARSER` (see [`crate::tool`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -382,6 +383,32 @@ fn junit_is_one_case_per_finding_and_a_passing_case_when_clean() {
     assert_eq!(code, 0, "{clean}");
     assert!(clean.contains("<testcase name=\"no findings\""), "{clean}");
     assert!(!clean.contains("<failure"), "{clean}");
+    // A JUnit reader parses both and sees failures exactly when lint does.
+    if let Some(junitparser) = tool("junitparser") {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, text, failing) in [
+            ("findings.xml", &stdout, true),
+            ("clean.xml", &clean, false),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).expect("write");
+            let (code, out, err) = run(scrubbed(&junitparser).arg("verify").arg(&path));
+            assert_eq!(code, i32::from(failing), "{name}: {out}{err}");
+            assert!(!err.contains("Error"), "{name}: {err}");
+        }
+        let merged = dir.path().join("merged.xml");
+        let (code, out, err) = run(scrubbed(&junitparser)
+            .arg("merge")
+            .arg(dir.path().join("findings.xml"))
+            .arg(dir.path().join("clean.xml"))
+            .arg(&merged));
+        assert_eq!(code, 0, "{out}{err}");
+        let merged = std::fs::read_to_string(&merged).expect("merged");
+        assert!(
+            merged.contains("tests=\"3\"") && merged.contains("failures=\"2\""),
+            "{merged}"
+        );
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) {
