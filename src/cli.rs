@@ -84,6 +84,12 @@ pub enum LintFormatArg {
     Human,
     Concise,
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions annotations; appends a summary to `$GITHUB_STEP_SUMMARY` when set.
+    Github,
+    /// `JUnit` XML, for CI test reports.
+    Junit,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -135,6 +141,17 @@ pub struct LintArgs {
     /// Colour the human output.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,
+    /// More charts or streams, linted into the same report.
+    #[arg(value_name = "MORE")]
+    pub more_targets: Vec<PathBuf>,
+    /// Lint only the charts under the targets with files changed since this git ref (the
+    /// merge base with it, plus uncommitted changes), e.g. `--changed-since origin/main .`
+    #[arg(long = "changed-since", value_name = "REF")]
+    pub changed_since: Option<String>,
+    /// The targets are files (as a pre-commit hook passes them): lint the chart roots they
+    /// belong to, once each; files outside any chart are ignored.
+    #[arg(long = "owning-charts", conflicts_with = "changed_since")]
+    pub owning_charts: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -177,6 +194,9 @@ impl LintArgs {
                 LintFormatArg::Human => crate::report::Format::Human,
                 LintFormatArg::Concise => crate::report::Format::Concise,
                 LintFormatArg::Json => crate::report::Format::Json,
+                LintFormatArg::Sarif => crate::report::Format::Sarif,
+                LintFormatArg::Github => crate::report::Format::Github,
+                LintFormatArg::Junit => crate::report::Format::Junit,
             },
             output: self.output.clone(),
             fail_on: match self.fail_on {
@@ -198,6 +218,14 @@ impl LintArgs {
                 ColorArg::Always => commands::lint::Color::Always,
                 ColorArg::Never => commands::lint::Color::Never,
             },
+            more_targets: self.more_targets.clone(),
+            changed_since: self.changed_since.clone(),
+            owning_charts: self.owning_charts,
+            step_summary: matches!(self.format, LintFormatArg::Github)
+                .then(|| std::env::var_os("GITHUB_STEP_SUMMARY"))
+                .flatten()
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
         }
     }
 }

@@ -37,6 +37,14 @@ pub struct LintOptions {
     pub timeout: Duration,
     pub readiness_timeout: Duration,
     pub color: Color,
+    /// More targets after the first, linted into the same report.
+    pub more_targets: Vec<PathBuf>,
+    /// Lint only the charts under the targets with files changed since this git ref.
+    pub changed_since: Option<String>,
+    /// The targets are files: lint the chart roots they belong to.
+    pub owning_charts: bool,
+    /// `$GITHUB_STEP_SUMMARY`, for the GitHub format.
+    pub step_summary: Option<PathBuf>,
 }
 
 /// Parses a duration the way Helm writes them: `5m`, `90s`, `1m30s`, `1h`.
@@ -111,6 +119,41 @@ fn fatal(
     err.write_all(rendered.as_bytes())
 }
 
+/// The inputs to lint: every target, or with `--changed-since` the changed charts under them
+/// (`None` when no chart changed: there is nothing to report).
+fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Input>>, Failure> {
+    let mut paths = vec![match &options.input.target {
+        InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
+    }];
+    paths.extend(options.more_targets.iter().cloned());
+    if let Some(since) = &options.changed_since {
+        let charts = crate::lint::changed::changed_charts(since, &paths)?;
+        if charts.is_empty() {
+            writeln!(
+                err,
+                "chartseq: no chart under the targets changed since {since}"
+            )?;
+            return Ok(None);
+        }
+        paths = charts;
+    } else if options.owning_charts {
+        let charts = crate::lint::changed::owning_charts(&paths);
+        if charts.is_empty() {
+            return Ok(None);
+        }
+        paths = charts;
+    }
+    Ok(Some(
+        paths
+            .iter()
+            .map(|p| Input {
+                target: Input::target_for(p),
+                ..options.input.clone()
+            })
+            .collect(),
+    ))
+}
+
 /// `chartseq lint`.
 pub fn lint(
     options: &LintOptions,
@@ -160,31 +203,43 @@ pub fn lint(
         )?;
         return Err(Failure::Reported);
     }
-    let model = match model::load(&options.input) {
-        Ok(m) => m,
-        Err(e) => {
-            fatal(err, &e.message, e.detail.as_deref(), None)?;
-            return Err(Failure::Reported);
-        }
-    };
+    // No chart to lint (none changed) still writes a report, empty, so that CI steps reading
+    // it (a SARIF upload, a JUnit collector) find one.
+    let inputs = targets(options, err)?.unwrap_or_default();
     let settings = Settings {
         selection,
         config,
         timeout: options.timeout,
         readiness_timeout: options.readiness_timeout,
     };
-    let report = crate::lint::run(&model, &settings);
+    let mut linted = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        let model = match model::load(input) {
+            Ok(m) => m,
+            Err(e) => {
+                fatal(err, &e.message, e.detail.as_deref(), None)?;
+                return Err(Failure::Reported);
+            }
+        };
+        let report = crate::lint::run(&model, &settings);
+        linted.push((model, report));
+    }
+    let runs: Vec<report::Run<'_>> = linted
+        .iter()
+        .map(|(model, report)| report::Run { model, report })
+        .collect();
     let to_terminal = options.output.is_none() && io::stdout().is_terminal();
     let color = match options.color {
         Color::Always => true,
         Color::Never => false,
         Color::Auto => to_terminal && std::env::var_os("NO_COLOR").is_none(),
     };
-    let reporter = report::reporter(options.format, color);
+    let reporter =
+        report::reporter_with_summary(options.format, color, options.step_summary.clone());
     match &options.output {
         Some(path) => {
             let mut buffer = Vec::new();
-            reporter.report(&mut buffer, &model, &report)?;
+            reporter.report_all(&mut buffer, &runs)?;
             std::fs::write(path, buffer).map_err(|e| {
                 crate::error::Error::io(
                     format!("cannot write {}", crate::source::display_path(path)),
@@ -192,9 +247,12 @@ pub fn lint(
                 )
             })?;
         }
-        None => reporter.report(out, &model, &report)?,
+        None => reporter.report_all(out, &runs)?,
     }
-    Ok(if report.fails(options.fail_on) {
+    let fails = linted
+        .iter()
+        .any(|(_, report)| report.fails(options.fail_on));
+    Ok(if fails {
         Outcome::Findings
     } else {
         Outcome::Clean

@@ -61,4 +61,26 @@ impl Reporter for Json {
         serde_json::to_writer_pretty(&mut *out, &doc)?;
         writeln!(out)
     }
+
+    /// Several charts make one document: their findings in order, the counts summed (the
+    /// report reads nothing else from the model).
+    fn report_all(&self, out: &mut dyn Write, runs: &[super::Run<'_>]) -> io::Result<()> {
+        let Some(first) = runs.first() else {
+            let empty = json!({
+                "version": 1,
+                "diagnostics": [],
+                "summary": { "errors": 0, "warnings": 0, "infos": 0 },
+            });
+            serde_json::to_writer_pretty(&mut *out, &empty)?;
+            return writeln!(out);
+        };
+        let mut merged = Report::default();
+        for run in runs {
+            merged.findings.extend(run.report.findings.iter().cloned());
+            merged.summary.errors += run.report.summary.errors;
+            merged.summary.warnings += run.report.summary.warnings;
+            merged.summary.infos += run.report.summary.infos;
+        }
+        self.report(out, first.model, &merged)
+    }
 }

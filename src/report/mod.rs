@@ -2,8 +2,12 @@
 //! `human.rs` knows the snippet renderer (codespan-reporting).
 
 mod concise;
+pub mod github;
 mod human;
 mod json;
+mod junit;
+pub mod location;
+mod sarif;
 
 use std::io::{self, Write};
 
@@ -19,19 +23,59 @@ pub enum Format {
     Concise,
     /// `{"version": 1, "diagnostics": [...], "summary": {...}}`.
     Json,
+    /// SARIF 2.1.0 (GitHub code scanning).
+    Sarif,
+    /// GitHub Actions workflow commands (annotations), plus the step summary.
+    Github,
+    /// `JUnit` XML test report.
+    Junit,
+}
+
+/// One chart's lint run; `chartseq lint` may lint several charts into one report.
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    pub model: &'a Model,
+    pub report: &'a Report,
 }
 
 /// Writes a lint report in one format.
 pub trait Reporter {
-    fn report(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()>;
+    fn report(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()> {
+        self.report_all(out, &[Run { model, report }])
+    }
+
+    /// Several charts' runs as one output. Formats that are one document (SARIF, `JUnit`)
+    /// override this; the others write each run in turn.
+    fn report_all(&self, out: &mut dyn Write, runs: &[Run<'_>]) -> io::Result<()> {
+        for run in runs {
+            self.report(out, run.model, run.report)?;
+        }
+        Ok(())
+    }
 }
 
 /// The reporter for a format; `color` applies to the human format only.
 #[must_use]
 pub fn reporter(format: Format, color: bool) -> Box<dyn Reporter> {
+    reporter_with_summary(format, color, None)
+}
+
+/// As [`reporter`]; `step_summary` (the `$GITHUB_STEP_SUMMARY` file) applies to the GitHub
+/// format only.
+#[must_use]
+pub fn reporter_with_summary(
+    format: Format,
+    color: bool,
+    step_summary: Option<std::path::PathBuf>,
+) -> Box<dyn Reporter> {
     match format {
         Format::Human => Box::new(human::Human { color }),
         Format::Concise => Box::new(concise::Concise),
         Format::Json => Box::new(json::Json),
+        Format::Sarif => Box::new(sarif::Sarif),
+        Format::Github => Box::new(github::Github {
+            summary: step_summary,
+        }),
+        Format::Junit => Box::new(junit::Junit),
     }
 }

@@ -12,6 +12,7 @@
 #[cfg(feature = "apply")]
 mod apply;
 mod hostile;
+mod integrations;
 mod lint;
 mod plan;
 mod readiness;

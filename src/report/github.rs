@@ -1,0 +1,198 @@
+//! GitHub Actions workflow commands (`::error file=…,line=…::message`), which the runner turns
+//! into annotations on the pull request, and the Markdown step summary written to
+//! `$GITHUB_STEP_SUMMARY`: counts per rule, the findings, and each chart's install order as a
+//! Mermaid flowchart.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use super::location::{locate, repository_root};
+use super::{Reporter, Run};
+use crate::lint::{Finding, Severity};
+use crate::plan::output::{PlanFormat, write_plan};
+
+/// GitHub shows at most this many annotations of each type (error, warning, notice) per step.
+pub const ANNOTATION_LIMIT: usize = 10;
+
+pub struct Github {
+    /// The step summary file to append to (`$GITHUB_STEP_SUMMARY`), when set.
+    pub summary: Option<PathBuf>,
+}
+
+fn command(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
+    }
+}
+
+/// Escapes a command's message (GitHub's `escapeData`).
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a property value (GitHub's `escapeProperty`): also `:` and `,`, which delimit
+/// properties.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn annotation(run: &Run<'_>, finding: &Finding, root: Option<&std::path::Path>) -> String {
+    let mut properties = Vec::new();
+    if let Some(location) = locate(run.model, finding, root) {
+        properties.push(format!("file={}", escape_property(&location.path)));
+        if let Some(p) = &location.region {
+            properties.push(format!("line={}", p.line));
+            properties.push(format!("col={}", p.column));
+            properties.push(format!("endLine={}", p.end_line));
+            properties.push(format!("endColumn={}", p.end_column));
+        }
+    }
+    properties.push(format!(
+        "title={}",
+        escape_property(&format!("{} {}", finding.code, finding.name))
+    ));
+    let mut message = finding.message.clone();
+    if !finding.help.is_empty() {
+        let _ = write!(message, "\nhelp: {}", finding.help);
+    }
+    for note in &finding.notes {
+        let _ = write!(message, "\nnote: {note}");
+    }
+    format!(
+        "::{} {}::{}",
+        command(finding.severity),
+        properties.join(","),
+        escape_data(&message)
+    )
+}
+
+/// A Markdown table cell: no line breaks, no unescaped pipes.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+/// The step summary in Markdown.
+#[must_use]
+pub fn summary(runs: &[Run<'_>]) -> String {
+    let root = repository_root();
+    let findings: Vec<(&Run<'_>, &Finding)> = runs
+        .iter()
+        .flat_map(|run| run.report.findings.iter().map(move |f| (run, f)))
+        .collect();
+    let mut md = String::from("## chartseq lint\n\n");
+    let charts: Vec<&str> = runs
+        .iter()
+        .filter_map(|r| r.model.charts.first().map(|c| c.display.as_str()))
+        .collect();
+    if !charts.is_empty() {
+        let _ = writeln!(md, "Charts: {}\n", charts.join(", "));
+    }
+    if runs.is_empty() {
+        md.push_str("No chart to lint.\n\n");
+    } else if findings.is_empty() {
+        md.push_str("No findings.\n\n");
+    } else {
+        let mut per_rule: BTreeMap<(&str, &str), (usize, Severity)> = BTreeMap::new();
+        let mut per_type: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, f) in &findings {
+            per_rule
+                .entry((f.code, f.name))
+                .or_insert((0, f.severity))
+                .0 += 1;
+            *per_type.entry(command(f.severity)).or_default() += 1;
+        }
+        md.push_str("| Rule | Severity | Findings |\n|---|---|---:|\n");
+        for ((code, name), (count, severity)) in &per_rule {
+            let _ = writeln!(md, "| {code} {name} | {} | {count} |", severity.as_str());
+        }
+        md.push('\n');
+        for (kind, count) in &per_type {
+            if *count > ANNOTATION_LIMIT {
+                let _ = writeln!(
+                    md,
+                    "> [!NOTE]\n> {count} findings are `{kind}` annotations; GitHub shows only {ANNOTATION_LIMIT} of each type per step, so {} are not annotated: all are listed below.\n",
+                    count - ANNOTATION_LIMIT
+                );
+            }
+        }
+        md.push_str("| Location | Rule | Severity | Message |\n|---|---|---|---|\n");
+        for (run, f) in &findings {
+            let at = match locate(run.model, f, root.as_deref()) {
+                Some(l) => match &l.region {
+                    Some(p) => format!("{}:{}:{}", l.path, p.line, p.column),
+                    None => l.path.clone(),
+                },
+                None => format!(
+                    "{}:{}:{}",
+                    f.location.file, f.location.line, f.location.column
+                ),
+            };
+            let _ = writeln!(
+                md,
+                "| `{}` | {} {} | {} | {} |",
+                cell(&at),
+                f.code,
+                f.name,
+                f.severity.as_str(),
+                cell(&f.message)
+            );
+        }
+        md.push('\n');
+    }
+    for run in runs {
+        let name = run
+            .model
+            .charts
+            .first()
+            .map_or("the stream", |c| c.display.as_str());
+        let _ = writeln!(md, "### Install order: {name}\n");
+        match crate::plan::plan(run.model) {
+            Ok(plan) => {
+                let mut mermaid = Vec::new();
+                if write_plan(&mut mermaid, run.model, &plan, PlanFormat::Mermaid, false).is_ok() {
+                    let _ = writeln!(md, "```mermaid\n{}```\n", String::from_utf8_lossy(&mermaid));
+                }
+            }
+            Err(_) => md.push_str(
+                "No install order: the sequencing has errors (see the findings above).\n\n",
+            ),
+        }
+    }
+    md
+}
+
+impl Reporter for Github {
+    fn report_all(&self, out: &mut dyn Write, runs: &[Run<'_>]) -> io::Result<()> {
+        let root = repository_root();
+        for run in runs {
+            for finding in &run.report.findings {
+                writeln!(out, "{}", annotation(run, finding, root.as_deref()))?;
+            }
+        }
+        if let Some(path) = &self.summary {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?;
+            file.write_all(summary(runs).as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_follows_github() {
+        assert_eq!(escape_data("50% done\r\nnext"), "50%25 done%0D%0Anext");
+        assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+    }
+}
