@@ -1,4 +1,4 @@
-//! Secret values never appear in any report: every lint format, every plan format and the
+//! Secret values never appear in any report: every lint format (`SARIF`, GitHub and `JUnit` too), every plan format and the
 //! readiness command are grepped for values planted in Secret `data` and `stringData`.
 //! (`chartseq template` reproduces the manifests themselves, as `helm template` does.)
 
@@ -39,7 +39,7 @@ fn no_output_format_shows_secret_values() {
     let path = dir.path().join("secrets.yaml");
     std::fs::write(&path, stream()).expect("write");
     let mut outputs = 0;
-    for format in ["human", "concise", "json"] {
+    for format in ["human", "concise", "json", "sarif", "github", "junit"] {
         let (code, out, err) = run(chartseq()
             .arg("lint")
             .arg(&path)
@@ -50,6 +50,15 @@ fn no_output_format_shows_secret_values() {
         assert_clean(&format!("lint --format {format} (stderr)"), &err);
         outputs += 1;
     }
+    let summary = dir.path().join("summary.md");
+    let (_, _, _) = run(chartseq()
+        .arg("lint")
+        .arg(&path)
+        .args(["--format", "github", "--select", "ALL"])
+        .env("GITHUB_STEP_SUMMARY", &summary));
+    let summary = std::fs::read_to_string(&summary).expect("the step summary is written");
+    assert!(summary.contains("CS"), "{summary}");
+    assert_clean("the GitHub step summary", &summary);
     for format in ["text", "json", "dot", "mermaid"] {
         let (_, out, err) = run(chartseq().arg("plan").arg(&path).args(["--format", format]));
         assert_clean(&format!("plan --format {format}"), &out);
@@ -65,7 +74,7 @@ fn no_output_format_shows_secret_values() {
         assert_clean(&format!("readiness --format {format} (stderr)"), &err);
         outputs += 1;
     }
-    assert_eq!(outputs, 9);
+    assert_eq!(outputs, 12);
 }
 
 /// Credentials in a kubeconfig never reach the output, whatever fails.
