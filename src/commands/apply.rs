@@ -491,12 +491,15 @@ pub fn rollback(
     report(result, &renderer, "rolled back", out, err)
 }
 
-/// `chartseq history`.
-pub fn history(
-    settings: &ClusterSettings,
-    out: &mut dyn Write,
-    _err: &mut dyn Write,
-) -> Result<Outcome, Failure> {
+/// A connection and a release's recorded revisions.
+type Recorded = (
+    tokio::runtime::Runtime,
+    Arc<dyn Cluster>,
+    Vec<apply::release::Record>,
+);
+
+/// Connects and reads a release's recorded revisions (oldest first); none is an error.
+fn recorded(settings: &ClusterSettings) -> Result<Recorded, Failure> {
     let rt = runtime()?;
     let cluster = rt.block_on(connect(settings))?;
     let records = rt
@@ -509,6 +512,16 @@ pub fn history(
     if records.is_empty() {
         return Err(Error::new(format!("release: not found: {}", settings.release)).into());
     }
+    Ok((rt, cluster, records))
+}
+
+/// `chartseq history`.
+pub fn history(
+    settings: &ClusterSettings,
+    out: &mut dyn Write,
+    _err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let (_, _, records) = recorded(settings)?;
     if settings.progress == Progress::Json {
         for r in &records {
             writeln!(
@@ -543,17 +556,9 @@ pub fn status(
     out: &mut dyn Write,
     _err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    let rt = runtime()?;
-    let cluster = rt.block_on(connect(settings))?;
-    let records = rt
-        .block_on(apply::history(
-            cluster.as_ref(),
-            &settings.namespace,
-            &settings.release,
-        ))
-        .map_err(|e| Error::new(e.message))?;
+    let (rt, cluster, records) = recorded(settings)?;
     let Some(r) = records.last() else {
-        return Err(Error::new(format!("release: not found: {}", settings.release)).into());
+        unreachable!("recorded() refuses a release without revisions")
     };
     if settings.progress == Progress::Json {
         let steps: Vec<_> = r.steps.iter().map(|s| json!({"step": s.label, "resources": s.resources.iter().map(|&i| r.items[i].label()).collect::<Vec<_>>()})).collect();
