@@ -298,7 +298,7 @@ type Step<'a> = Result<Vec<Item<'a>>, (Vec<Item<'a>>, EvalError)>;
 
 /// Items an evaluation may produce in all. Nested `range` over `..` multiplies without bound
 /// (kubectl spins on such templates); past this the evaluation stops with an error.
-const WORK_BUDGET: usize = 1 << 22;
+const WORK_BUDGET: usize = 1 << 20;
 
 struct Evaluator<'a> {
     tops: &'a [Top],
@@ -377,7 +377,9 @@ impl<'a> Evaluator<'a> {
                     self.find_results(i + 1, Item::Nil)?;
                 } else {
                     for value in results {
-                        full.extend(self.find_results(i + 1, value)?);
+                        let nested = self.find_results(i + 1, value)?;
+                        self.spend(nested.len()).map_err(|(_, e)| e)?;
+                        full.extend(nested);
                     }
                 }
                 self.in_range -= 1;
