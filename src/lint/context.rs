@@ -4,6 +4,7 @@
 use std::cell::OnceCell;
 
 use super::Settings;
+use crate::model::annotations::Spanned;
 use crate::model::{Content, DocId, Model, Resource};
 use crate::plan::{self, Plan, PlanIssue};
 
@@ -99,6 +100,24 @@ impl<'m> Context<'m> {
             })
             .flatten()
             .collect()
+    }
+
+    /// Resources (not hooks) in a group that others depend on, with neither readiness
+    /// annotation: their readiness decides when dependents start, and nothing says what it is.
+    /// Yields the document, the resource, its chart level and its group.
+    pub fn gates_without_readiness(
+        &self,
+    ) -> impl Iterator<Item = (DocId, &'m Resource, usize, &'m Spanned<String>)> + '_ {
+        let depended = self.depended_groups();
+        self.resources().filter_map(move |(doc, r)| {
+            let group = r.seq.group.as_ref()?;
+            let chart = self.model.documents[doc].chart;
+            let gated = r.hook.is_none()
+                && depended.contains(&(chart, group.value.as_str()))
+                && r.seq.readiness_success.is_none()
+                && r.seq.readiness_failure.is_none();
+            gated.then_some((doc, r, chart, group))
+        })
     }
 
     /// How a step is shown in messages: `group db` or `the unsequenced resources`.

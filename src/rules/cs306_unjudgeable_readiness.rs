@@ -36,17 +36,8 @@ fn built_in(group: &str) -> bool {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    let depended = ctx.depended_groups();
-    for (doc, r) in ctx.resources() {
-        if built_in(&r.id.group) || r.hook.is_some() {
-            continue;
-        }
-        let chart = ctx.model.documents[doc].chart;
-        let Some(group) = &r.seq.group else { continue };
-        if !depended.contains(&(chart, group.value.as_str())) {
-            continue;
-        }
-        if r.seq.readiness_success.is_some() || r.seq.readiness_failure.is_some() {
+    for (doc, r, chart, group) in ctx.gates_without_readiness() {
+        if built_in(&r.id.group) {
             continue;
         }
         sink.push(
