@@ -446,28 +446,20 @@ pub fn apply(
     report(result, &renderer, verb, out, err)
 }
 
+/// What to do with a recorded release.
+#[derive(Clone, Copy)]
+enum ReleaseOp {
+    Uninstall,
+    Rollback(u32),
+}
+
 /// `chartseq uninstall`.
 pub fn uninstall(
     settings: &ClusterSettings,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    settings.validate()?;
-    let rt = runtime()?;
-    let cluster = rt.block_on(connect(settings))?;
-    let run = settings.run_settings(false, false);
-    let (ns, name) = (settings.namespace.clone(), settings.release.clone());
-    let (result, renderer) = drive(&rt, settings.progress, out, err, move |events, cancel| {
-        Box::pin(async move {
-            let ctx = context(cluster, run, false, events, cancel);
-            apply::uninstall(&ctx, &ns, &name).await
-        })
-    })?;
-    let result = result.map(|mut r| {
-        r.status = "uninstalled".into();
-        r
-    });
-    report(result, &renderer, "uninstalled", out, err)
+    run_release_op(settings, ReleaseOp::Uninstall, out, err)
 }
 
 /// `chartseq rollback`.
@@ -477,6 +469,16 @@ pub fn rollback(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
+    run_release_op(settings, ReleaseOp::Rollback(revision), out, err)
+}
+
+/// Connects, runs an operation on the recorded release with live progress, and reports it.
+fn run_release_op(
+    settings: &ClusterSettings,
+    op: ReleaseOp,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
     settings.validate()?;
     let rt = runtime()?;
     let cluster = rt.block_on(connect(settings))?;
@@ -485,10 +487,22 @@ pub fn rollback(
     let (result, renderer) = drive(&rt, settings.progress, out, err, move |events, cancel| {
         Box::pin(async move {
             let ctx = context(cluster, run, false, events, cancel);
-            apply::rollback(&ctx, &ns, &name, revision).await
+            match op {
+                ReleaseOp::Uninstall => apply::uninstall(&ctx, &ns, &name).await,
+                ReleaseOp::Rollback(revision) => apply::rollback(&ctx, &ns, &name, revision).await,
+            }
         })
     })?;
-    report(result, &renderer, "rolled back", out, err)
+    match op {
+        ReleaseOp::Uninstall => {
+            let result = result.map(|mut r| {
+                r.status = "uninstalled".into();
+                r
+            });
+            report(result, &renderer, "uninstalled", out, err)
+        }
+        ReleaseOp::Rollback(_) => report(result, &renderer, "rolled back", out, err),
+    }
 }
 
 /// A connection and a release's recorded revisions.
