@@ -22,7 +22,7 @@ use crate::source::values::ValueInputs;
 #[command(
     name = "chartseq",
     version,
-    about = "Make Helm resource sequencing (HIP-0025) safe: lint, plan and template sequenced charts"
+    about = "Make Helm resource sequencing (HIP-0025) safe: lint, plan, template, judge readiness and apply sequenced charts"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -36,7 +36,7 @@ pub enum Command {
     Plan(PlanArgs),
     /// Print the documents in install order with `## START/END resource-group` markers.
     Template(TemplateArgs),
-    /// Find sequencing mistakes (SPEC rules CS000-CS901), each pointing at the template line.
+    /// Find sequencing mistakes (rules CS000-CS901), each pointing at the template line.
     #[command(after_long_help = LINT_HELP)]
     Lint(LintArgs),
     /// Show the documentation of one rule.
