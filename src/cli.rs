@@ -303,6 +303,10 @@ pub struct ApplyArgs {
     /// Take over fields other field managers own.
     #[arg(long = "force-conflicts")]
     pub force_conflicts: bool,
+    /// Adopt existing objects that are not managed by Helm or belong to another release
+    /// (otherwise the release is refused before anything is applied).
+    #[arg(long = "take-ownership")]
+    pub take_ownership: bool,
     /// Create the release namespace if it does not exist.
     #[arg(long = "create-namespace")]
     pub create_namespace: bool,
@@ -576,6 +580,7 @@ fn run(
                 atomic: args.atomic,
                 dry_run: args.dry_run,
                 force_conflicts: args.force_conflicts,
+                take_ownership: args.take_ownership,
                 create_namespace: args.create_namespace,
                 no_lint: args.no_lint,
             };

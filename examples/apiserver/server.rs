@@ -456,6 +456,23 @@ impl Server {
             .map(|(_, s)| s.object.clone())
     }
 
+    /// Removes an object as an out-of-band deletion would (a person, a controller); whether
+    /// it existed.
+    pub fn remove(&self, kind: &str, namespace: Option<&str>, name: &str) -> bool {
+        let mut st = self.lock();
+        let Some(ty) = st.types.iter().find(|t| t.kind == kind).cloned() else {
+            return false;
+        };
+        let existed = st.objects.contains_key(&(
+            ty.group.clone(),
+            ty.plural.clone(),
+            namespace.map(str::to_owned),
+            name.to_owned(),
+        ));
+        remove_object(self, &mut st, &ty, namespace, name);
+        existed
+    }
+
     fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
@@ -757,7 +774,7 @@ async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
         (Method::PATCH, Some(name)) => patch(&server, &target, name, &content_type, &body, &q),
         (Method::PUT, Some(name)) => put(&server, &target, name, &body),
         (Method::POST, None) => post(&server, &target, &body, &q),
-        (Method::DELETE, Some(name)) => delete(&server, &target, name),
+        (Method::DELETE, Some(name)) => delete(&server, &target, name, &body),
         (m, _) => status_error(
             405,
             "MethodNotAllowed",
@@ -1725,13 +1742,38 @@ fn post(
     )
 }
 
-fn delete(server: &Arc<Server>, t: &Target, name: &str) -> Response<Body> {
+fn delete(server: &Arc<Server>, t: &Target, name: &str, body: &[u8]) -> Response<Body> {
     let delay = server.scenario.delete_delay_ms.unwrap_or(0);
+    let options = if body.is_empty() {
+        Value::Null
+    } else {
+        match parse_body(body) {
+            Ok(v) => v,
+            Err(e) => return bad_request(&e),
+        }
+    };
     let mut st = server.lock();
     let Some(stored) = st.objects.get(&key(t, name)) else {
         drop(st);
         return not_found(&t.ty, name);
     };
+    if let Some(want) = options["preconditions"]["uid"].as_str() {
+        let have = stored.object["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if want != have {
+            drop(st);
+            return status_error(
+                409,
+                "Conflict",
+                &format!(
+                    "Precondition failed: UID in precondition: {want}, UID in object meta: {have}"
+                ),
+                json!({"name": name, "kind": t.ty.plural}),
+            );
+        }
+    }
     let mut obj = stored.object.clone();
     let managers = stored.managers.clone();
     server.record(&mut st, "delete", &obj, false);

@@ -165,12 +165,14 @@ pub trait Cluster: Send + Sync {
         namespace: Option<&'a str>,
         name: &'a str,
     ) -> BoxFuture<'a, Option<Value>>;
-    /// Whether the object existed.
+    /// Whether the object existed. With `uid`, only that very object is deleted (a
+    /// precondition): one recreated since it was judged is left alone (a conflict).
     fn delete<'a>(
         &'a self,
         kind: &'a Kind,
         namespace: Option<&'a str>,
         name: &'a str,
+        uid: Option<&'a str>,
     ) -> BoxFuture<'a, bool>;
     /// The objects and the list's resourceVersion.
     fn list<'a>(
@@ -391,15 +393,19 @@ impl Cluster for KubeCluster {
         kind: &'a Kind,
         namespace: Option<&'a str>,
         name: &'a str,
+        uid: Option<&'a str>,
     ) -> BoxFuture<'a, bool> {
         Box::pin(async move {
             let api = self.api(kind, namespace);
-            match retry(|| async {
-                api.delete(name, &DeleteParams::background())
-                    .await
-                    .map_err(ClusterError::from)
-            })
-            .await
+            let mut params = DeleteParams::background();
+            if let Some(uid) = uid {
+                params = params.preconditions(kube::api::Preconditions {
+                    uid: Some(uid.to_owned()),
+                    resource_version: None,
+                });
+            }
+            match retry(|| async { api.delete(name, &params).await.map_err(ClusterError::from) })
+                .await
             {
                 Ok(_) => Ok(true),
                 Err(e) if e.kind == ErrorKind::NotFound => Ok(false),

@@ -13,19 +13,28 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use serde::{Deserialize, Serialize};
+
 use super::cluster::{ApplyOptions, Cluster, ClusterError, ErrorKind, Kind};
+use super::ownership::{self, Decision, Known, Owner};
 use super::release::{self, Item, Record};
 use super::wait::{Goal, Judge, Target, WaitError, Watcher, human};
 use crate::model::kinds::install_rank;
 
 /// How a run behaves.
 #[derive(Clone, Debug)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches"
+)]
 pub struct RunSettings {
     pub timeout: Duration,
     pub readiness_timeout: Duration,
     pub wait_for_jobs: bool,
     pub dry_run: bool,
     pub force_conflicts: bool,
+    /// `--take-ownership`: adopt existing objects that belong to no release or another one.
+    pub take_ownership: bool,
 }
 
 /// What happened, for progress output.
@@ -48,6 +57,12 @@ pub enum Event {
     },
     /// A line of information (pruned, deleted, recorded).
     Note(String),
+    /// A step that never started because the run stopped first, and the steps it waited for.
+    NotStarted { step: String, after: Vec<String> },
+    /// Left in place on uninstall or pruning: `helm.sh/resource-policy: keep`.
+    Kept { resource: String },
+    /// Left in place on uninstall or pruning: not this release's (who owns it).
+    Skipped { resource: String, owner: String },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +72,46 @@ pub enum StepResult {
     DryRun,
     Failed(String),
     Skipped,
+}
+
+impl StepResult {
+    /// The word progress output and the record use.
+    #[must_use]
+    pub fn word(&self) -> &'static str {
+        match self {
+            StepResult::Ready => "ready",
+            StepResult::Deleted => "deleted",
+            StepResult::DryRun => "dry-run",
+            StepResult::Failed(_) => "failed",
+            StepResult::Skipped => "interrupted",
+        }
+    }
+}
+
+/// How a run went, step by step: kept with the revision so that `status` and `history` show
+/// what blocked, how long it waited and what never ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub steps: Vec<StepReport>,
+    /// Objects left in place for `helm.sh/resource-policy: keep`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
+    /// Objects left in place because this release does not own them, and their owner.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<(String, String)>,
+}
+
+/// One step's line of a [`Report`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    pub step: String,
+    pub resources: usize,
+    pub waited_ms: u64,
+    /// `ready`, `deleted`, `dry-run`, `failed`, `interrupted` or `not started`.
+    pub result: String,
+    /// Why it failed (blocked resources and their reasons), or what it waited for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Why a run failed.
@@ -76,6 +131,15 @@ pub enum RunError {
         timeout: Duration,
         step: String,
         error: WaitError,
+    },
+    /// What the operation needs is not there (no such release or revision): it could not
+    /// run at all.
+    Missing(String),
+    /// Objects the release would write belong to someone else; nothing was applied.
+    Refused {
+        release: String,
+        namespace: String,
+        foreign: Vec<(String, Owner)>,
     },
 }
 
@@ -103,6 +167,25 @@ impl std::fmt::Display for RunError {
                 "the release did not finish within --timeout {}: step {step}: {error}",
                 human(*timeout)
             ),
+            RunError::Missing(message) => f.write_str(message),
+            RunError::Refused {
+                release,
+                namespace,
+                foreign,
+            } => {
+                write!(
+                    f,
+                    "{} object(s) already exist and do not belong to release {release} (namespace {namespace}); nothing was applied:",
+                    foreign.len()
+                )?;
+                for (object, owner) in foreign {
+                    write!(f, "\n  {object}: {owner}")?;
+                }
+                write!(
+                    f,
+                    "\nfix: remove or rename them, or adopt them into this release deliberately with --take-ownership"
+                )
+            }
         }
     }
 }
@@ -119,6 +202,7 @@ pub struct Runner {
     /// Indexes of items sent so far.
     applied: Mutex<BTreeSet<usize>>,
     kinds: Mutex<BTreeMap<(String, String), Kind>>,
+    report: Mutex<Report>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -145,11 +229,58 @@ impl Runner {
             deadline,
             applied: Mutex::new(BTreeSet::new()),
             kinds: Mutex::new(BTreeMap::new()),
+            report: Mutex::new(Report::default()),
         })
     }
 
+    /// Sends an event to the progress output and keeps what the record keeps.
     fn emit(&self, e: Event) {
+        {
+            let mut report = lock(&self.report);
+            match &e {
+                Event::Finished {
+                    step,
+                    resources,
+                    waited,
+                    result,
+                } => report.steps.push(StepReport {
+                    step: step.clone(),
+                    resources: *resources,
+                    waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                    result: result.word().to_owned(),
+                    detail: match result {
+                        StepResult::Failed(m) => Some(m.clone()),
+                        _ => None,
+                    },
+                }),
+                Event::NotStarted { step, after } => report.steps.push(StepReport {
+                    step: step.clone(),
+                    resources: 0,
+                    waited_ms: 0,
+                    result: "not started".to_owned(),
+                    detail: (!after.is_empty()).then(|| format!("after {}", after.join(", "))),
+                }),
+                Event::Kept { resource } => report.kept.push(resource.clone()),
+                Event::Skipped { resource, owner } => {
+                    report.skipped.push((resource.clone(), owner.clone()));
+                }
+                Event::Started { .. } | Event::Waiting { .. } | Event::Note(_) => {}
+            }
+        }
         let _ = self.events.send(e);
+    }
+
+    /// How the run went so far.
+    #[must_use]
+    pub fn report(&self) -> Report {
+        lock(&self.report).clone()
+    }
+
+    fn release(record: &Record) -> ownership::Release<'_> {
+        ownership::Release {
+            name: &record.name,
+            namespace: &record.namespace,
+        }
     }
 
     fn cancelled(&self) -> bool {
@@ -189,17 +320,42 @@ impl Runner {
         }
     }
 
-    /// Sends one object (server-side apply).
+    /// Sends one object (server-side apply) with this release's ownership marks. A CRD from
+    /// `crds/` is only created, as Helm does: an existing one is never changed.
     async fn apply_item(&self, record: &Record, index: usize) -> Result<Target, RunError> {
         let item = &record.items[index];
         let kind = self.kind(item, false).await?;
         let ns = Self::namespace_for(&kind, item);
+        let target = Target {
+            kind: kind.clone(),
+            namespace: ns.clone(),
+            name: item.name.clone(),
+            readiness: None,
+            goal: Goal::Ready,
+        };
+        let create_only = record.crds.contains(&index);
+        if create_only {
+            let existing = self
+                .cluster
+                .get(&kind, ns.as_deref(), &item.name)
+                .await
+                .map_err(|error| RunError::Cluster {
+                    resource: Some(item.label()),
+                    error,
+                })?;
+            if existing.is_some() {
+                return Ok(target);
+            }
+        }
         lock(&self.applied).insert(index);
         let options = ApplyOptions {
             force: self.settings.force_conflicts,
             dry_run: self.settings.dry_run,
         };
         let mut object = item.object.clone();
+        if !create_only {
+            ownership::mark(&mut object, Self::release(record));
+        }
         match (&ns, object["metadata"].as_object_mut()) {
             (Some(ns), Some(meta)) => {
                 meta.insert("namespace".to_owned(), Value::String(ns.clone()));
@@ -216,13 +372,56 @@ impl Runner {
                 resource: Some(item.label()),
                 error,
             })?;
-        Ok(Target {
-            kind,
-            namespace: ns,
-            name: item.name.clone(),
-            readiness: None,
-            goal: Goal::Ready,
-        })
+        Ok(target)
+    }
+
+    /// Reads the live objects the record would write and judges who owns them; returns those
+    /// that belong to someone else. Nothing is written.
+    pub async fn foreign_objects(&self, record: &Record) -> Result<Vec<(String, Owner)>, RunError> {
+        use futures_util::StreamExt as _;
+        let indexes: Vec<usize> = (0..record.items.len())
+            .filter(|i| !record.crds.contains(i))
+            .collect();
+        let checks = futures_util::stream::iter(indexes.into_iter().map(|i| async move {
+            let item = &record.items[i];
+            let kind = match self.kind(item, false).await {
+                Ok(k) => k,
+                // No such type yet (a CRD of this release not installed): no such object.
+                Err(RunError::Cluster { error, .. }) if error.kind == ErrorKind::NotFound => {
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            let ns = Self::namespace_for(&kind, item);
+            let live = self
+                .cluster
+                .get(&kind, ns.as_deref(), &item.name)
+                .await
+                .map_err(|error| RunError::Cluster {
+                    resource: Some(item.label()),
+                    error,
+                })?;
+            let known = Known {
+                recorded: Some(&item.object),
+                hook: item.hook.is_some(),
+            };
+            Ok(live.and_then(
+                |live| match ownership::decide(&live, Self::release(record), known) {
+                    Decision::Foreign(owner) => Some((item.label(), owner)),
+                    Decision::Owned | Decision::Kept => None,
+                },
+            ))
+        }))
+        .buffered(16)
+        .collect::<Vec<_>>()
+        .await;
+        let mut foreign = Vec::new();
+        for check in checks {
+            if let Some(f) = check? {
+                foreign.push(f);
+            }
+        }
+        Ok(foreign)
     }
 
     /// Applies `indexes` in Helm's kind order, one kind at a time, the objects of a kind
@@ -298,6 +497,7 @@ impl Runner {
             resources: indexes.len(),
             verb: "apply",
         });
+        let started = Instant::now();
         let result = async {
             let goal = goal.unwrap_or(Goal::Ready);
             // Parsed before anything is sent: an unusable annotation stops the step cleanly.
@@ -323,13 +523,14 @@ impl Runner {
             self.wait(label, &targets).await
         }
         .await;
-        self.finish(label, indexes.len(), result)
+        self.finish(label, indexes.len(), started.elapsed(), result)
     }
 
     fn finish(
         &self,
         label: &str,
         resources: usize,
+        elapsed: Duration,
         result: Result<Duration, RunError>,
     ) -> Result<(), RunError> {
         match result {
@@ -355,7 +556,7 @@ impl Runner {
                 self.emit(Event::Finished {
                     step: label.to_owned(),
                     resources,
-                    waited: Duration::ZERO,
+                    waited: elapsed,
                     result,
                 });
                 Err(e)
@@ -393,7 +594,7 @@ impl Runner {
             }
             // Helm's default policy is before-hook-creation.
             if policies.is_empty() || policies.iter().any(|p| p == "before-hook-creation") {
-                self.delete_and_wait(record, &[i], &label).await?;
+                self.delete_and_wait(record, &[i], &label, false).await?;
             }
             let outcome = self
                 .run_unit(record, &label, &[i], Some(Goal::Complete))
@@ -404,7 +605,7 @@ impl Runner {
                 Err(_) => policies.iter().any(|p| p == "hook-failed"),
             };
             if delete {
-                self.delete_and_wait(record, &[i], &label).await?;
+                self.delete_and_wait(record, &[i], &label, false).await?;
             }
             outcome?;
         }
@@ -457,6 +658,24 @@ impl Runner {
                 }
             }
         }
+        if failure.is_some() || self.cancelled() {
+            for (_, step) in record
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(s, _)| !started[*s])
+            {
+                self.emit(Event::NotStarted {
+                    step: step.label.clone(),
+                    after: step
+                        .after
+                        .iter()
+                        .filter(|&&a| a < n && !done[a])
+                        .map(|&a| record.steps[a].label.clone())
+                        .collect(),
+                });
+            }
+        }
         if let Some(e) = failure {
             return Err(e);
         }
@@ -475,12 +694,16 @@ impl Runner {
         Ok(())
     }
 
-    /// Deletes objects and waits for them to be gone.
+    /// Deletes the objects this release owns and waits for them to be gone. Objects of
+    /// someone else are left in place and reported; with `keep`, so are those annotated
+    /// `helm.sh/resource-policy: keep` (uninstall and pruning; hook delete policies ignore
+    /// it, as Helm's do). A dry run only reports what it would do.
     pub async fn delete_and_wait(
         &self,
         record: &Record,
         indexes: &[usize],
         label: &str,
+        keep: bool,
     ) -> Result<Duration, RunError> {
         let mut targets = Vec::new();
         for &i in indexes {
@@ -494,14 +717,58 @@ impl Runner {
                 Err(e) => return Err(e),
             };
             let ns = Self::namespace_for(&kind, item);
-            let existed = self
+            let cluster_error = |error| RunError::Cluster {
+                resource: Some(item.label()),
+                error,
+            };
+            let Some(live) = self
                 .cluster
-                .delete(&kind, ns.as_deref(), &item.name)
+                .get(&kind, ns.as_deref(), &item.name)
                 .await
-                .map_err(|error| RunError::Cluster {
-                    resource: Some(item.label()),
-                    error,
-                })?;
+                .map_err(cluster_error)?
+            else {
+                continue;
+            };
+            let known = Known {
+                recorded: Some(&item.object),
+                hook: item.hook.is_some(),
+            };
+            match ownership::decide(&live, Self::release(record), known) {
+                Decision::Foreign(owner) => {
+                    self.emit(Event::Skipped {
+                        resource: item.label(),
+                        owner: owner.to_string(),
+                    });
+                    continue;
+                }
+                Decision::Kept if keep => {
+                    self.emit(Event::Kept {
+                        resource: item.label(),
+                    });
+                    continue;
+                }
+                Decision::Kept | Decision::Owned => {}
+            }
+            if self.settings.dry_run {
+                continue;
+            }
+            let uid = live["metadata"]["uid"].as_str();
+            let existed = match self
+                .cluster
+                .delete(&kind, ns.as_deref(), &item.name, uid)
+                .await
+            {
+                Ok(existed) => existed,
+                // Replaced by someone else since it was judged: not the object we own.
+                Err(error) if error.kind == ErrorKind::Conflict => {
+                    self.emit(Event::Skipped {
+                        resource: item.label(),
+                        owner: format!("replaced while being deleted ({error})"),
+                    });
+                    continue;
+                }
+                Err(error) => return Err(cluster_error(error)),
+            };
             if existed {
                 targets.push(Target {
                     kind,
@@ -529,7 +796,8 @@ impl Runner {
             })
     }
 
-    /// Deletes steps one by one in exact reverse order, each waited gone.
+    /// Deletes steps one by one in exact reverse order, each waited gone (see
+    /// [`Runner::delete_and_wait`] for what is left in place).
     pub async fn delete_steps(
         &self,
         record: &Record,
@@ -544,22 +812,27 @@ impl Runner {
                 resources: indexes.len(),
                 verb: "delete",
             });
+            let started = Instant::now();
             // Reverse kind order inside the step too (Helm's uninstall order).
             let mut reversed = indexes.clone();
             reversed.reverse();
-            let result = self.delete_and_wait(record, &reversed, label).await;
+            let result = self.delete_and_wait(record, &reversed, label, true).await;
             match result {
                 Ok(waited) => self.emit(Event::Finished {
                     step: label.clone(),
                     resources: indexes.len(),
                     waited,
-                    result: StepResult::Deleted,
+                    result: if self.settings.dry_run {
+                        StepResult::DryRun
+                    } else {
+                        StepResult::Deleted
+                    },
                 }),
                 Err(e) => {
                     self.emit(Event::Finished {
                         step: label.clone(),
                         resources: indexes.len(),
-                        waited: Duration::ZERO,
+                        waited: started.elapsed(),
                         result: StepResult::Failed(e.to_string()),
                     });
                     return Err(e);

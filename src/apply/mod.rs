@@ -9,6 +9,7 @@
 pub mod cluster;
 pub mod deploy;
 pub mod judge;
+pub mod ownership;
 pub mod release;
 pub mod wait;
 
@@ -210,10 +211,25 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     }
     .into();
     let dry_run = ctx.settings.dry_run;
+    let runner = ctx.runner();
+    // Helm's rule: nothing of the release is applied (nor recorded) while an object it would
+    // write belongs to someone else, unless adopting is asked for.
+    let foreign = runner.foreign_objects(&record).await?;
+    if !foreign.is_empty() {
+        if !ctx.settings.take_ownership {
+            return Err(RunError::Refused {
+                release: record.name.clone(),
+                namespace: record.namespace.clone(),
+                foreign,
+            });
+        }
+        for (object, owner) in &foreign {
+            ctx.note(format!("--take-ownership: adopting {object} ({owner})"));
+        }
+    }
     if !dry_run {
         deploy::save(ctx.cluster.as_ref(), &record).await?;
     }
-    let runner = ctx.runner();
     let (pre, post) = if upgrade {
         ("pre-upgrade", "post-upgrade")
     } else {
@@ -293,7 +309,7 @@ async fn run_release(
     runner.plan(record).await?;
     runner.hooks(record, post).await?;
     for prev in previous {
-        if !runner.settings.dry_run {
+        {
             let gone = deploy::removed(prev, record);
             let steps = deploy::reverse_steps(prev, Some(&gone));
             runner
@@ -342,9 +358,9 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
         .await
         .map_err(cluster_error)?;
     let Some(last) = history.last() else {
-        return Err(cluster_error(ClusterError::other(format!(
-            "release: not found: {name} in namespace {namespace}"
-        ))));
+        return Err(RunError::Missing(format!(
+            "rollback: release not loaded: {name} (namespace {namespace}): release: not found"
+        )));
     };
     let current = history
         .iter()
@@ -358,9 +374,9 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
         revision
     };
     let Some(target) = history.iter().find(|r| r.revision == target_rev) else {
-        return Err(cluster_error(ClusterError::other(format!(
+        return Err(RunError::Missing(format!(
             "release {name} has no revision {target_rev}"
-        ))));
+        )));
     };
     let mut record = target.clone();
     record.revision = last.revision + 1;
@@ -404,9 +420,9 @@ pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Result<Rec
         .await
         .map_err(cluster_error)?;
     let Some(latest) = history.last().cloned() else {
-        return Err(cluster_error(ClusterError::other(format!(
-            "uninstall: release not loaded: {name}: release: not found"
-        ))));
+        return Err(RunError::Missing(format!(
+            "uninstall: release not loaded: {name} (namespace {namespace}): release: not found"
+        )));
     };
     let mut marked = latest.clone();
     marked.status = "uninstalling".into();

@@ -177,6 +177,7 @@ pub async fn delete_all(
                 &secret_kind(),
                 Some(namespace),
                 &secret_name(&r.name, r.revision),
+                None,
             )
             .await?;
     }

@@ -57,6 +57,7 @@ pub struct ApplySettings {
     pub atomic: bool,
     pub dry_run: bool,
     pub force_conflicts: bool,
+    pub take_ownership: bool,
     pub create_namespace: bool,
     pub no_lint: bool,
 }
@@ -74,13 +75,19 @@ impl ClusterSettings {
         Ok(())
     }
 
-    fn run_settings(&self, dry_run: bool, force_conflicts: bool) -> RunSettings {
+    fn run_settings(
+        &self,
+        dry_run: bool,
+        force_conflicts: bool,
+        take_ownership: bool,
+    ) -> RunSettings {
         RunSettings {
             timeout: self.timeout,
             readiness_timeout: self.readiness_timeout,
             wait_for_jobs: self.wait_for_jobs,
             dry_run,
             force_conflicts,
+            take_ownership,
         }
     }
 }
@@ -111,7 +118,67 @@ struct Renderer {
         indicatif::MultiProgress,
         std::collections::BTreeMap<String, indicatif::ProgressBar>,
     )>,
-    rows: Vec<(String, usize, Duration, StepResult)>,
+    /// Step rows for the summary: step, resources, waited, result word, detail.
+    rows: Vec<(String, usize, Duration, &'static str, Option<String>)>,
+    kept: Vec<String>,
+    skipped: Vec<(String, String)>,
+}
+
+/// One progress event as a JSON line.
+fn event_json(e: &Event) -> serde_json::Value {
+    match e {
+        Event::Started {
+            step,
+            resources,
+            verb,
+        } => json!({"event": "started", "step": step, "resources": resources, "action": verb}),
+        Event::Waiting { step } => json!({"event": "waiting", "step": step}),
+        Event::Finished {
+            step,
+            resources,
+            waited,
+            result,
+        } => json!({"event": "finished", "step": step, "resources": resources,
+            "waited_ms": u64::try_from(waited.as_millis()).unwrap_or(u64::MAX), "result": result.word(),
+            "error": match result { StepResult::Failed(m) => Some(m.as_str()), _ => None }}),
+        Event::Note(n) => json!({"event": "note", "message": n}),
+        Event::NotStarted { step, after } => {
+            json!({"event": "not-started", "step": step, "after": after})
+        }
+        Event::Kept { resource } => {
+            json!({"event": "kept", "resource": resource, "reason": "helm.sh/resource-policy: keep"})
+        }
+        Event::Skipped { resource, owner } => {
+            json!({"event": "skipped", "resource": resource, "reason": owner})
+        }
+    }
+}
+
+/// One progress event as a line for people (`None`: nothing to say).
+fn event_line(e: &Event) -> Option<String> {
+    Some(match e {
+        Event::Started {
+            step,
+            resources,
+            verb,
+        } => format!("{step}: {} {resources} resource(s)", gerund(verb)),
+        Event::Waiting { .. } => return None,
+        Event::Finished {
+            step,
+            waited,
+            result,
+            ..
+        } => format!("{step}: {} ({})", result.word(), human(*waited)),
+        Event::Note(n) => n.clone(),
+        Event::NotStarted { step, after } if after.is_empty() => format!("{step}: not started"),
+        Event::NotStarted { step, after } => {
+            format!("{step}: not started (after {})", after.join(", "))
+        }
+        Event::Kept { resource } => format!("kept {resource}: helm.sh/resource-policy: keep"),
+        Event::Skipped { resource, owner } => {
+            format!("left in place {resource}: not this release's, {owner}")
+        }
+    })
 }
 
 impl Renderer {
@@ -126,40 +193,19 @@ impl Renderer {
                 )
             }),
             rows: Vec::new(),
+            kept: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 
     fn event(&mut self, e: Event, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
         if self.mode == Progress::Json {
-            let line = match &e {
-                Event::Started {
-                    step,
-                    resources,
-                    verb,
-                } => {
-                    json!({"event": "started", "step": step, "resources": resources, "action": verb})
-                }
-                Event::Waiting { step } => json!({"event": "waiting", "step": step}),
-                Event::Finished {
-                    step,
-                    resources,
-                    waited,
-                    result,
-                } => json!({"event": "finished", "step": step, "resources": resources,
-                    "waited_ms": u64::try_from(waited.as_millis()).unwrap_or(u64::MAX), "result": result_word(result),
-                    "error": match result { StepResult::Failed(m) => Some(m.as_str()), _ => None }}),
-                Event::Note(n) => json!({"event": "note", "message": n}),
-            };
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", event_json(&e))?;
         } else if let Some((multi, bars)) = &mut self.bars {
             match &e {
-                Event::Started {
-                    step,
-                    resources,
-                    verb,
-                } => {
+                Event::Started { step, .. } => {
                     let bar = multi.add(indicatif::ProgressBar::new_spinner());
-                    bar.set_message(format!("{step}: {} {resources} resource(s)", gerund(verb)));
+                    bar.set_message(event_line(&e).unwrap_or_default());
                     bar.enable_steady_tick(Duration::from_millis(120));
                     bars.insert(step.clone(), bar);
                 }
@@ -168,85 +214,120 @@ impl Renderer {
                         bar.set_message(format!("{step}: waiting for readiness"));
                     }
                 }
-                Event::Finished {
-                    step,
-                    waited,
-                    result,
-                    ..
-                } => {
-                    if let Some(bar) = bars.remove(step) {
-                        bar.finish_and_clear();
+                other => {
+                    if let Event::Finished { step, .. } = other {
+                        if let Some(bar) = bars.remove(step) {
+                            bar.finish_and_clear();
+                        }
                     }
-                    let _ = multi.println(format!(
-                        "{step}: {} ({})",
-                        result_word(result),
-                        human(*waited)
-                    ));
-                }
-                Event::Note(n) => {
-                    let _ = multi.println(n);
+                    if let Some(line) = event_line(other) {
+                        let _ = multi.println(line);
+                    }
                 }
             }
-        } else {
-            match &e {
-                Event::Started {
-                    step,
-                    resources,
-                    verb,
-                } => writeln!(err, "{step}: {} {resources} resource(s)", gerund(verb))?,
-                Event::Waiting { .. } => {}
-                Event::Finished {
-                    step,
-                    waited,
-                    result,
-                    ..
-                } => writeln!(err, "{step}: {} ({})", result_word(result), human(*waited))?,
-                Event::Note(n) => writeln!(err, "{n}")?,
-            }
+        } else if let Some(line) = event_line(&e) {
+            writeln!(err, "{line}")?;
         }
-        if let Event::Finished {
-            step,
-            resources,
-            waited,
-            result,
-        } = e
-        {
-            self.rows.push((step, resources, waited, result));
+        match e {
+            Event::Finished {
+                step,
+                resources,
+                waited,
+                result,
+            } => {
+                let detail = match &result {
+                    StepResult::Failed(m) => Some(m.clone()),
+                    _ => None,
+                };
+                self.rows
+                    .push((step, resources, waited, result.word(), detail));
+            }
+            Event::NotStarted { step, after } => self.rows.push((
+                step,
+                0,
+                Duration::ZERO,
+                "not started",
+                (!after.is_empty()).then(|| format!("after {}", after.join(", "))),
+            )),
+            Event::Kept { resource } => self.kept.push(resource),
+            Event::Skipped { resource, owner } => self.skipped.push((resource, owner)),
+            Event::Started { .. } | Event::Waiting { .. } | Event::Note(_) => {}
         }
         Ok(())
     }
 
+    /// The summary: one row per step (what blocked a failed step under it), then what was
+    /// left in place.
     fn table(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.mode == Progress::Json || self.rows.is_empty() {
+        if self.mode == Progress::Json {
             return Ok(());
         }
-        let width = self
-            .rows
-            .iter()
-            .map(|r| r.0.len())
-            .max()
-            .unwrap_or(4)
-            .max(4);
-        writeln!(
+        write_summary(
             out,
-            "{:<width$}  {:>9}  {:>8}  RESULT",
-            "STEP", "RESOURCES", "WAITED"
-        )?;
-        for (step, resources, waited, result) in &self.rows {
-            let detail = match result {
-                StepResult::Failed(m) => {
-                    format!("failed: {}", m.lines().next().unwrap_or_default())
-                }
-                other => result_word(other).to_owned(),
-            };
+            self.rows
+                .iter()
+                .map(|(step, resources, waited, word, detail)| {
+                    (step.as_str(), *resources, *waited, *word, detail.as_deref())
+                }),
+            &self.kept,
+            &self.skipped,
+        )
+    }
+}
+
+/// Writes the step table and the objects left in place: the same layout after a run and in
+/// `status`.
+fn write_summary<'a>(
+    out: &mut dyn Write,
+    rows: impl Iterator<Item = (&'a str, usize, Duration, &'a str, Option<&'a str>)> + Clone,
+    kept: &[String],
+    skipped: &[(String, String)],
+) -> std::io::Result<()> {
+    let width = rows.clone().map(|r| r.0.len()).max().unwrap_or(4).max(4);
+    for (i, (step, resources, waited, word, detail)) in rows.enumerate() {
+        if i == 0 {
             writeln!(
                 out,
-                "{step:<width$}  {resources:>9}  {:>8}  {detail}",
-                human(*waited)
+                "{:<width$}  {:>9}  {:>8}  RESULT",
+                "STEP", "RESOURCES", "WAITED"
             )?;
         }
-        Ok(())
+        let mut lines = detail.unwrap_or_default().lines();
+        let first = lines.next().map(|l| format!(": {l}")).unwrap_or_default();
+        let resources = if word == "not started" {
+            "-".to_owned()
+        } else {
+            resources.to_string()
+        };
+        writeln!(
+            out,
+            "{step:<width$}  {resources:>9}  {:>8}  {word}{first}",
+            human(waited)
+        )?;
+        for line in lines {
+            writeln!(
+                out,
+                "{:<width$}  {:>9}  {:>8}    {}",
+                "",
+                "",
+                "",
+                line.trim_start()
+            )?;
+        }
     }
+    if !kept.is_empty() {
+        writeln!(out, "kept (helm.sh/resource-policy: keep):")?;
+        for k in kept {
+            writeln!(out, "  {k}")?;
+        }
+    }
+    if !skipped.is_empty() {
+        writeln!(out, "left in place, not owned by this release:")?;
+        for (resource, owner) in skipped {
+            writeln!(out, "  {resource}: {owner}")?;
+        }
+    }
+    Ok(())
 }
 
 fn gerund(verb: &str) -> &'static str {
@@ -254,16 +335,6 @@ fn gerund(verb: &str) -> &'static str {
         "deleting"
     } else {
         "applying"
-    }
-}
-
-fn result_word(r: &StepResult) -> &'static str {
-    match r {
-        StepResult::Ready => "ready",
-        StepResult::Deleted => "deleted",
-        StepResult::DryRun => "dry-run",
-        StepResult::Failed(_) => "failed",
-        StepResult::Skipped => "interrupted",
     }
 }
 
@@ -328,6 +399,9 @@ fn report(
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     renderer.table(out)?;
+    if let Err(RunError::Missing(message)) = &result {
+        return Err(Failure::Tool(Error::new(message.clone())));
+    }
     match result {
         Ok(record) => {
             if renderer.mode == Progress::Json {
@@ -404,7 +478,11 @@ pub fn apply(
     }
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;
-    let run = cs.run_settings(settings.dry_run, settings.force_conflicts);
+    let run = cs.run_settings(
+        settings.dry_run,
+        settings.force_conflicts,
+        settings.take_ownership,
+    );
     let (atomic, create_ns, namespace) = (
         settings.atomic,
         settings.create_namespace,
@@ -482,7 +560,7 @@ fn run_release_op(
     settings.validate()?;
     let rt = runtime()?;
     let cluster = rt.block_on(connect(settings))?;
-    let run = settings.run_settings(false, false);
+    let run = settings.run_settings(false, false, false);
     let (ns, name) = (settings.namespace.clone(), settings.release.clone());
     let (result, renderer) = drive(&rt, settings.progress, out, err, move |events, cancel| {
         Box::pin(async move {

@@ -8,3 +8,5 @@ mod apiserver;
 mod deploy;
 mod e2e;
 mod kubectl;
+mod safety;
+mod support;

@@ -5,108 +5,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::apiserver::{self, Handle, LogEntry, Scenario};
+use super::apiserver::Scenario;
+use super::support::{force_apply_as, start, t};
 use crate::{chartseq, fixture, run};
-
-struct Env {
-    _dir: tempfile::TempDir,
-    server: Handle,
-}
-
-fn start(scenario: &str) -> Env {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let scenario = Scenario::parse(scenario).expect("the scenario parses");
-    let server = apiserver::spawn(scenario, dir.path());
-    Env { _dir: dir, server }
-}
-
-impl Env {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = chartseq();
-        cmd.args(args)
-            .arg("--kubeconfig")
-            .arg(&self.server.kubeconfig);
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        run(&mut self.cmd(args))
-    }
-
-    fn apply(&self, stream: &str, extra: &[&str]) -> (i32, String, String) {
-        let path = fixture(&format!("apply/{stream}"));
-        let mut args = vec![
-            "apply",
-            path.to_str().expect("a UTF-8 path"),
-            "--release",
-            "shop",
-            "-n",
-            "default",
-        ];
-        args.extend_from_slice(extra);
-        self.run(&args)
-    }
-
-    fn log(&self) -> Vec<LogEntry> {
-        self.server.server.log()
-    }
-
-    /// When `verb` first happened to `kind/name` (not dry runs).
-    fn at(&self, verb: &str, kind: &str, name: &str) -> Option<u64> {
-        self.log()
-            .iter()
-            .find(|e| e.verb == verb && e.kind == kind && e.name == name && !e.dry_run)
-            .map(|e| e.at_ms)
-    }
-
-    fn exists(&self, kind: &str, name: &str) -> bool {
-        self.server
-            .server
-            .object(kind, Some("default"), name)
-            .is_some()
-    }
-
-    /// When `verb` last happened to `kind/name`.
-    fn last_at(&self, verb: &str, kind: &str, name: &str) -> Option<u64> {
-        self.log()
-            .iter()
-            .rev()
-            .find(|e| e.verb == verb && e.kind == kind && e.name == name && !e.dry_run)
-            .map(|e| e.at_ms)
-    }
-
-    /// Every object but the namespaces the server starts with, once pending deletions (the
-    /// release Secrets are not waited for) have run.
-    fn leftovers(&self) -> Vec<String> {
-        let started = Instant::now();
-        loop {
-            let left: Vec<String> = self
-                .server
-                .server
-                .object_names()
-                .into_iter()
-                .filter(|n| !n.starts_with("Namespace/"))
-                .collect();
-            if left.is_empty() || started.elapsed() > Duration::from_secs(2) {
-                return left;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn release_secret(&self, revision: u32) -> Option<serde_json::Value> {
-        self.server.server.object(
-            "Secret",
-            Some("default"),
-            &format!("chartseq.release.v1.shop.v{revision}"),
-        )
-    }
-}
-
-fn t(env: &Env, verb: &str, kind: &str, name: &str) -> u64 {
-    env.at(verb, kind, name)
-        .unwrap_or_else(|| panic!("no {verb} of {kind}/{name} in {:#?}", env.log()))
-}
 
 #[test]
 fn install_runs_the_plan_as_a_dag_and_records_the_release() {
@@ -538,29 +439,6 @@ fn custom_readiness_timeout_shows_each_expression_observed_value() {
         "{err}"
     );
     assert!(!env.exists("ConfigMap", "consumer"));
-}
-
-/// A forced server-side apply by another field manager, over plain HTTP; the status code.
-fn force_apply_as(env: &Env, manager: &str, path: &str, body: &str) -> u16 {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(env.server.addr).expect("the server accepts");
-    let request = format!(
-        "PATCH {path}?fieldManager={manager}&force=true HTTP/1.1\r\nHost: {}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        env.server.addr,
-        body.len()
-    );
-    stream
-        .write_all(request.as_bytes())
-        .expect("the request is sent");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .expect("the response is read");
-    response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]
