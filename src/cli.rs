@@ -51,16 +51,19 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Delete a release in the exact reverse of its recorded plan, waiting for each step.
     #[cfg(feature = "apply")]
-    Uninstall(ReleaseArgs),
+    Uninstall(UninstallArgs),
     /// Roll a release back to a recorded revision (default: the previous one).
     #[cfg(feature = "apply")]
     Rollback(RollbackArgs),
     /// List a release's revisions.
     #[cfg(feature = "apply")]
-    History(ReleaseArgs),
-    /// Show a release's latest revision and its recorded plan.
+    History(InfoArgs),
+    /// Show a release's latest revision, its recorded plan and how its last run went.
     #[cfg(feature = "apply")]
-    Status(ReleaseArgs),
+    Status(InfoArgs),
+    /// List releases (Helm's and chartseq's), as `helm list` does.
+    #[cfg(feature = "apply")]
+    List(ListArgs),
 }
 
 const LINT_HELP: &str = "\
@@ -237,22 +240,55 @@ pub enum ProgressArg {
     Json,
 }
 
-/// How to reach the cluster and how long to wait.
+#[cfg(feature = "apply")]
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StorageArg {
+    Secret,
+    Configmap,
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum OutputArg {
+    Table,
+    Json,
+}
+
+/// How to reach the cluster and where releases are stored, as helm's flags say it.
 #[cfg(feature = "apply")]
 #[derive(Debug, Args)]
-pub struct ClusterArgs {
+pub struct ConnectionArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use.
-    #[arg(long = "context", alias = "kube-context", value_name = "NAME")]
+    #[arg(long = "kube-context", alias = "context", value_name = "NAME")]
     pub context: Option<String>,
+    /// The address of the Kubernetes API server, instead of the context's.
+    #[arg(long = "kube-apiserver", value_name = "URL")]
+    pub api_server: Option<String>,
+    /// A bearer token for the API server, instead of the context's credentials.
+    #[arg(long = "kube-token", value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Do not verify the API server's certificate.
+    #[arg(long = "kube-insecure-skip-tls-verify")]
+    pub insecure: bool,
+    /// Where releases are stored, as helm stores them (default: `$HELM_DRIVER`, else secret).
+    #[arg(long, value_enum, value_name = "DRIVER")]
+    pub storage: Option<StorageArg>,
+}
+
+/// How long to wait.
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct WaitArgs {
     /// Time the whole operation may take (Go duration: 5m, 90s).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::apply::parse_duration)]
     pub timeout: Duration,
-    /// Time each readiness wait may take; must not exceed --timeout.
-    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = crate::apply::parse_duration)]
-    pub readiness_timeout: Duration,
+    /// Time each readiness wait may take, at most --timeout (default: 1m, or --timeout when
+    /// shorter).
+    #[arg(long = "readiness-timeout", value_name = "DURATION", value_parser = crate::apply::parse_duration)]
+    pub readiness_timeout: Option<Duration>,
     /// Wait for Jobs to complete (otherwise a started Job counts as ready).
     #[arg(long = "wait-for-jobs")]
     pub wait_for_jobs: bool,
@@ -262,22 +298,68 @@ pub struct ClusterArgs {
 }
 
 #[cfg(feature = "apply")]
-impl ClusterArgs {
-    fn settings(&self, release: &str, namespace: Option<&str>) -> commands::apply::ClusterSettings {
-        commands::apply::ClusterSettings {
-            release: release.to_owned(),
-            namespace: namespace.unwrap_or("default").to_owned(),
+impl ConnectionArgs {
+    fn connection(&self) -> crate::apply::cluster::Connection {
+        crate::apply::cluster::Connection {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
-            timeout: self.timeout,
-            readiness_timeout: self.readiness_timeout,
-            wait_for_jobs: self.wait_for_jobs,
-            progress: match self.progress {
-                ProgressArg::Human => commands::apply::Progress::Human,
-                ProgressArg::Json => commands::apply::Progress::Json,
-            },
+            server: self.api_server.clone(),
+            token: self.token.clone(),
+            insecure: self.insecure,
         }
     }
+
+    /// The storage driver: `--storage`, else `$HELM_DRIVER` as helm reads it.
+    fn driver(&self) -> Result<crate::apply::storage::Driver, commands::Failure> {
+        use crate::apply::storage::Driver;
+        match self.storage {
+            Some(StorageArg::Secret) => Ok(Driver::Secret),
+            Some(StorageArg::Configmap) => Ok(Driver::ConfigMap),
+            None => {
+                let env = std::env::var("HELM_DRIVER").unwrap_or_default();
+                Driver::from_name(&env.to_ascii_lowercase())
+                    .map_err(|e| crate::error::Error::new(format!("$HELM_DRIVER: {e}")).into())
+            }
+        }
+    }
+
+    fn settings(
+        &self,
+        namespace: Option<&str>,
+        wait: Option<&WaitArgs>,
+        output: Option<OutputArg>,
+    ) -> Result<commands::apply::ClusterSettings, commands::Failure> {
+        let json = match (wait, output) {
+            (Some(w), _) => matches!(w.progress, ProgressArg::Json),
+            (None, Some(o)) => matches!(o, OutputArg::Json),
+            (None, None) => false,
+        };
+        Ok(commands::apply::ClusterSettings {
+            namespace: namespace.unwrap_or("default").to_owned(),
+            connection: self.connection(),
+            timeout: wait.map_or(Duration::from_secs(300), |w| w.timeout),
+            readiness_timeout: wait.and_then(|w| w.readiness_timeout),
+            wait_for_jobs: wait.is_some_and(|w| w.wait_for_jobs),
+            progress: if json {
+                commands::apply::Progress::Json
+            } else {
+                commands::apply::Progress::Human
+            },
+            driver: self.driver()?,
+        })
+    }
+}
+
+/// `--history-max`, else `$HELM_MAX_HISTORY` (as helm), else 10.
+#[cfg(feature = "apply")]
+fn history_max(given: Option<usize>) -> usize {
+    given
+        .or_else(|| {
+            std::env::var("HELM_MAX_HISTORY")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(crate::apply::storage::DEFAULT_HISTORY_MAX)
 }
 
 #[cfg(feature = "apply")]
@@ -286,14 +368,23 @@ impl ClusterArgs {
     clippy::struct_excessive_bools,
     reason = "independent command-line switches"
 )]
+#[command(
+    allow_missing_positional = true,
+    mut_arg("release_name", |a| a.hide(true))
+)]
 pub struct ApplyArgs {
+    /// The release name, as in `helm upgrade --install NAME CHART` (or --release).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
-    /// The release name.
-    #[arg(long, value_name = "NAME")]
-    pub release: String,
+    /// The release name (instead of NAME).
+    #[arg(long, value_name = "NAME", conflicts_with = "name")]
+    pub release: Option<String>,
     #[command(flatten)]
-    pub cluster: ClusterArgs,
+    pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
     /// On failure, roll back (upgrade) or uninstall (install).
     #[arg(long)]
     pub atomic: bool,
@@ -313,6 +404,9 @@ pub struct ApplyArgs {
     /// Deploy even when checks find errors in the chart.
     #[arg(long = "no-lint")]
     pub no_lint: bool,
+    /// Revisions kept per release (default: `$HELM_MAX_HISTORY`, else 10; 0: no limit).
+    #[arg(long = "history-max", value_name = "N")]
+    pub history_max: Option<usize>,
 }
 
 #[cfg(feature = "apply")]
@@ -325,7 +419,19 @@ pub struct ReleaseArgs {
     #[arg(short = 'n', long, value_name = "NS")]
     pub namespace: Option<String>,
     #[command(flatten)]
-    pub cluster: ClusterArgs,
+    pub connection: ConnectionArgs,
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Show what would be deleted, kept and left in place; change nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
 }
 
 #[cfg(feature = "apply")]
@@ -336,6 +442,96 @@ pub struct RollbackArgs {
     /// The revision to roll back to (default: the one before the current).
     #[arg(value_name = "REVISION")]
     pub revision: Option<u32>,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Server-side dry run of every apply; prune decisions shown, nothing changed.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// Revisions kept per release (default: `$HELM_MAX_HISTORY`, else 10; 0: no limit).
+    #[arg(long = "history-max", value_name = "N")]
+    pub history_max: Option<usize>,
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub release: ReleaseArgs,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+}
+
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The namespace to list.
+    #[arg(short = 'n', long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// List releases in every namespace.
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+}
+
+#[cfg(feature = "apply")]
+impl ReleaseArgs {
+    fn settings(
+        &self,
+        wait: Option<&WaitArgs>,
+        output: Option<OutputArg>,
+        dry_run: bool,
+        history_max: usize,
+    ) -> Result<commands::apply::ReleaseSettings, commands::Failure> {
+        Ok(commands::apply::ReleaseSettings {
+            release: self.name.clone(),
+            cluster: self
+                .connection
+                .settings(self.namespace.as_deref(), wait, output)?,
+            dry_run,
+            history_max,
+        })
+    }
+}
+
+#[cfg(feature = "apply")]
+impl ApplyArgs {
+    fn settings(&self) -> Result<commands::apply::ApplySettings, commands::Failure> {
+        let Some(release) = self.name.clone().or_else(|| self.release.clone()) else {
+            return Err(crate::error::Error::new(
+                "a release name is required: chartseq apply NAME CHART (or --release NAME)",
+            )
+            .into());
+        };
+        if self.input.release_name != "release-name" && self.input.release_name != release {
+            return Err(crate::error::Error::new(format!(
+                "--release-name does not apply to apply: the chart is rendered for release {release}"
+            ))
+            .into());
+        }
+        let mut input = self.input.to_input();
+        input.helm.release_name.clone_from(&release);
+        Ok(commands::apply::ApplySettings {
+            input,
+            release,
+            cluster: self.connection.settings(
+                self.input.namespace.as_deref(),
+                Some(&self.wait),
+                None,
+            )?,
+            atomic: self.atomic,
+            dry_run: self.dry_run,
+            force_conflicts: self.force_conflicts,
+            take_ownership: self.take_ownership,
+            create_namespace: self.create_namespace,
+            no_lint: self.no_lint,
+            history_max: history_max(self.history_max),
+        })
+    }
 }
 
 /// Where the chart comes from and how to render it.
@@ -568,49 +764,41 @@ fn run(
             commands::lint::rules(matches!(args.format, RulesFormatArg::Json), out)
         }
         #[cfg(feature = "apply")]
-        Command::Apply(args) => {
-            let mut input = args.input.to_input();
-            input.helm.release_name.clone_from(&args.release);
-            let cluster = args
-                .cluster
-                .settings(&args.release, args.input.namespace.as_deref());
-            let settings = commands::apply::ApplySettings {
-                input,
-                cluster,
-                atomic: args.atomic,
-                dry_run: args.dry_run,
-                force_conflicts: args.force_conflicts,
-                take_ownership: args.take_ownership,
-                create_namespace: args.create_namespace,
-                no_lint: args.no_lint,
-            };
-            commands::apply::apply(&settings, out, err)
-        }
+        Command::Apply(args) => commands::apply::apply(&args.settings()?, out, err),
         #[cfg(feature = "apply")]
         Command::Uninstall(a) => commands::apply::uninstall(
-            &a.cluster.settings(&a.name, a.namespace.as_deref()),
+            &a.release.settings(Some(&a.wait), None, a.dry_run, 0)?,
             out,
             err,
         ),
         #[cfg(feature = "apply")]
-        Command::Rollback(a) => {
-            let r = &a.release;
-            commands::apply::rollback(
-                &r.cluster.settings(&r.name, r.namespace.as_deref()),
-                a.revision.unwrap_or(0),
-                out,
-                err,
-            )
-        }
+        Command::Rollback(a) => commands::apply::rollback(
+            &a.release
+                .settings(Some(&a.wait), None, a.dry_run, history_max(a.history_max))?,
+            a.revision.unwrap_or(0),
+            out,
+            err,
+        ),
         #[cfg(feature = "apply")]
         Command::History(a) => commands::apply::history(
-            &a.cluster.settings(&a.name, a.namespace.as_deref()),
+            &a.release.settings(None, Some(a.output), false, 0)?,
             out,
             err,
         ),
         #[cfg(feature = "apply")]
         Command::Status(a) => commands::apply::status(
-            &a.cluster.settings(&a.name, a.namespace.as_deref()),
+            &a.release.settings(None, Some(a.output), false, 0)?,
+            out,
+            err,
+        ),
+        #[cfg(feature = "apply")]
+        Command::List(a) => commands::apply::list(
+            &commands::apply::ListSettings {
+                cluster: a
+                    .connection
+                    .settings(a.namespace.as_deref(), None, Some(a.output))?,
+                all_namespaces: a.all_namespaces,
+            },
             out,
             err,
         ),

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, WatchParams};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchParams,
+};
 use kube::core::{ApiResource, WatchEvent};
 use serde_json::Value;
 
@@ -165,6 +167,21 @@ pub trait Cluster: Send + Sync {
         namespace: Option<&'a str>,
         name: &'a str,
     ) -> BoxFuture<'a, Option<Value>>;
+    /// Creates an object (POST); one that exists already is a [`ErrorKind::Conflict`].
+    fn create<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        object: &'a Value,
+    ) -> BoxFuture<'a, Value>;
+    /// Replaces an object whole (PUT), as Helm's storage updates a revision.
+    fn replace<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        name: &'a str,
+        object: &'a Value,
+    ) -> BoxFuture<'a, Value>;
     /// Whether the object existed. With `uid`, only that very object is deleted (a
     /// precondition): one recreated since it was judged is left alone (a conflict).
     fn delete<'a>(
@@ -227,11 +244,17 @@ pub struct KubeCluster {
     discovered: Mutex<BTreeMap<String, Arc<Vec<Kind>>>>,
 }
 
-/// How to reach the cluster.
+/// How to reach the cluster: a kubeconfig and what overrides it (helm's `--kube-*` flags).
 #[derive(Clone, Debug, Default)]
 pub struct Connection {
     pub kubeconfig: Option<std::path::PathBuf>,
     pub context: Option<String>,
+    /// `--kube-apiserver`: the API server's address instead of the context's.
+    pub server: Option<String>,
+    /// `--kube-token`: a bearer token instead of the context's credentials.
+    pub token: Option<String>,
+    /// `--kube-insecure-skip-tls-verify`.
+    pub insecure: bool,
 }
 
 impl KubeCluster {
@@ -255,8 +278,42 @@ impl KubeCluster {
                 .await
                 .map_err(|e| ClusterError::other(format!("no usable kubeconfig: {e}")))?,
         };
+        let mut config = config;
+        if let Some(server) = &conn.server {
+            config.cluster_url = server.parse().map_err(|e| {
+                ClusterError::other(format!("--kube-apiserver {server:?} is not a URL: {e}"))
+            })?;
+        }
+        if let Some(token) = &conn.token {
+            config.auth_info.token = Some(token.clone().into());
+            config.auth_info.token_file = None;
+        }
+        if conn.insecure {
+            config.accept_invalid_certs = true;
+        }
+        let url = config.cluster_url.to_string();
         let client = kube::Client::try_from(config)
             .map_err(|e| ClusterError::other(format!("kubernetes client: {e}")))?;
+        // One cheap request first, so that a wrong address fails at once and says where it
+        // looked (a dropped connection is still retried, briefly).
+        let mut attempt = 0;
+        loop {
+            match client.apiserver_version().await.map_err(ClusterError::from) {
+                Err(e) if e.kind == ErrorKind::Transient && attempt < 3 => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+                }
+                Err(e) if e.kind == ErrorKind::Transient => {
+                    return Err(ClusterError {
+                        message: format!("cannot reach the Kubernetes API server at {url}: {e}"),
+                        kind: e.kind,
+                    });
+                }
+                // Answered, even if it refused this request (a cluster that keeps /version
+                // private): the operation itself will say what is wrong.
+                Ok(_) | Err(_) => break,
+            }
+        }
         Ok(Self {
             client,
             discovered: Mutex::new(BTreeMap::new()),
@@ -385,6 +442,47 @@ impl Cluster for KubeCluster {
             retry(|| async { api.get_opt(name).await.map_err(ClusterError::from) })
                 .await
                 .map(|o| o.as_ref().map(to_json))
+        })
+    }
+
+    fn create<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        object: &'a Value,
+    ) -> BoxFuture<'a, Value> {
+        Box::pin(async move {
+            let api = self.api(kind, namespace);
+            let object: DynamicObject = serde_json::from_value(object.clone())
+                .map_err(|e| ClusterError::other(format!("an object to create: {e}")))?;
+            retry(|| async {
+                api.create(&PostParams::default(), &object)
+                    .await
+                    .map_err(ClusterError::from)
+            })
+            .await
+            .map(|o| to_json(&o))
+        })
+    }
+
+    fn replace<'a>(
+        &'a self,
+        kind: &'a Kind,
+        namespace: Option<&'a str>,
+        name: &'a str,
+        object: &'a Value,
+    ) -> BoxFuture<'a, Value> {
+        Box::pin(async move {
+            let api = self.api(kind, namespace);
+            let object: DynamicObject = serde_json::from_value(object.clone())
+                .map_err(|e| ClusterError::other(format!("an object to replace: {e}")))?;
+            retry(|| async {
+                api.replace(name, &PostParams::default(), &object)
+                    .await
+                    .map_err(ClusterError::from)
+            })
+            .await
+            .map(|o| to_json(&o))
         })
     }
 

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cluster::{ApplyOptions, Cluster, ClusterError, ErrorKind, Kind};
 use super::ownership::{self, Decision, Known, Owner};
-use super::release::{self, Item, Record};
+use super::release::{Item, Record};
+use super::storage::StorageError;
 use super::wait::{Goal, Judge, Target, WaitError, Watcher, human};
 use crate::model::kinds::install_rank;
 
@@ -135,6 +136,8 @@ pub enum RunError {
     /// What the operation needs is not there (no such release or revision): it could not
     /// run at all.
     Missing(String),
+    /// The release's revision could not be stored or read.
+    Storage(StorageError),
     /// Objects the release would write belong to someone else; nothing was applied.
     Refused {
         release: String,
@@ -168,6 +171,7 @@ impl std::fmt::Display for RunError {
                 human(*timeout)
             ),
             RunError::Missing(message) => f.write_str(message),
+            RunError::Storage(e) => e.fmt(f),
             RunError::Refused {
                 release,
                 namespace,
@@ -877,19 +881,6 @@ pub fn removed(old: &Record, new: &Record) -> BTreeSet<usize> {
         .collect()
 }
 
-/// Records a revision, reporting failures to write it as cluster errors.
-pub async fn save(cluster: &dyn Cluster, record: &Record) -> Result<(), RunError> {
-    release::save(cluster, record)
-        .await
-        .map_err(|error| RunError::Cluster {
-            resource: Some(format!(
-                "release record {} revision {}",
-                record.name, record.revision
-            )),
-            error,
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -902,7 +893,8 @@ mod tests {
             namespace: Some("ns".to_owned()),
             name: name.to_owned(),
             object: serde_json::json!({}),
-            doc: None,
+            source: None,
+            text: String::new(),
             hook: None,
         }
     }
@@ -914,9 +906,14 @@ mod tests {
             revision: 1,
             status: "deployed".to_owned(),
             description: String::new(),
-            chart: String::new(),
-            updated: String::new(),
+            first_deployed: None,
+            last_deployed: None,
+            deleted: None,
             sequenced: true,
+            report: None,
+            plan_recorded: true,
+            helm: serde_json::Map::new(),
+            labels: std::collections::BTreeMap::new(),
             items,
             crds: Vec::new(),
             hooks,
@@ -929,7 +926,6 @@ mod tests {
                     after: Vec::new(),
                 })
                 .collect(),
-            applied: Vec::new(),
         }
     }
 

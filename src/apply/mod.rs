@@ -1,144 +1,36 @@
-//! `chartseq apply`, `uninstall`, `rollback`, `history`, `status`: the sequenced deployer.
+//! `chartseq apply`, `uninstall`, `rollback`, `history`, `status`, `list`: the sequenced
+//! deployer.
 //!
-//! It executes exactly the plan the planner made (SPEC §2–§3): [`record_from_plan`] turns the
-//! model and its [`Plan`] into a [`release::Record`] (objects, steps with their direct
-//! prerequisites, CRDs, hooks) without re-planning or re-reading annotations, and
-//! [`deploy::Runner`] runs it against a [`cluster::Cluster`]. Nothing else in the crate depends
-//! on this module (cargo feature `apply`).
+//! It executes exactly the plan the planner made (SPEC §2–§3): [`release::record_from_plan`]
+//! turns the model and its [`crate::plan::Plan`] into a [`Record`] (objects, steps with their
+//! direct prerequisites, CRDs, hooks) without re-planning or re-reading annotations, and
+//! [`deploy::Runner`] runs it against a [`cluster::Cluster`]. Revisions live in Helm's own
+//! storage ([`storage`]) so that `helm` reads and writes the same releases; objects carry
+//! Helm's ownership marks and nothing foreign is ever written or deleted ([`ownership`]).
+//! Nothing else in the crate depends on this module (cargo feature `apply`).
 
+pub mod chart;
 pub mod cluster;
 pub mod deploy;
 pub mod judge;
 pub mod ownership;
 pub mod release;
+pub mod storage;
 pub mod wait;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use crate::model::annotations::DEPENDS_ON_GROUPS;
-use crate::model::{Content, Model};
-use crate::plan::Plan;
-use cluster::{Cluster, ClusterError};
+use cluster::Cluster;
 use deploy::{Event, RunError, RunSettings, Runner};
-use release::{HookInfo, Item, Record, RecordedStep};
+use release::Record;
+use storage::{Driver, Storage};
 use wait::Judge;
 
-/// Builds the release's record from the model and its plan, skipping documents that are not
-/// objects.
-pub fn record_from_plan(
-    model: &Model,
-    plan: &Plan,
-    name: &str,
-    namespace: &str,
-) -> Result<Record, String> {
-    let mut items = Vec::new();
-    let mut by_doc = std::collections::BTreeMap::new();
-    for (doc_id, doc) in model.documents.iter().enumerate() {
-        let resource = match &doc.content {
-            Content::Resource(r) => r,
-            // Documents that are not objects were reported (and stop the deploy unless
-            // --no-lint); they cannot be sent.
-            Content::Empty | Content::Invalid { .. } | Content::NotAnObject { .. } => continue,
-        };
-        let file = model.sources.get(doc.file);
-        let text = file.text(doc.span);
-        let node = crate::parse::parse_document(&text, 0, crate::parse::Limits::default())
-            .map_err(|e| {
-                format!(
-                    "{}: {}",
-                    crate::plan::output::label(model, doc_id),
-                    e.message
-                )
-            })?;
-        let Some(mut object) = node.map(|n| n.to_json()) else {
-            continue;
-        };
-        strip_sequencing(&mut object);
-        let ns = resource
-            .id
-            .namespace
-            .clone()
-            .unwrap_or_else(|| namespace.to_owned());
-        let hook = resource.hook.as_ref().map(|h| HookInfo {
-            events: h.events.clone(),
-            weight: h.weight,
-            delete_policies: h.delete_policies.clone(),
-        });
-        by_doc.insert(doc_id, items.len());
-        items.push(Item {
-            api_version: resource.api_version.clone(),
-            kind: resource.id.kind.clone(),
-            namespace: Some(ns),
-            name: resource.id.name.clone(),
-            object,
-            doc: Some(doc_id),
-            hook,
-        });
-    }
-    let pick = |docs: &[usize]| -> Vec<usize> {
-        docs.iter().filter_map(|d| by_doc.get(d).copied()).collect()
-    };
-    let steps = plan
-        .steps
-        .iter()
-        .map(|s| RecordedStep {
-            label: format!(
-                "{} {}",
-                model.charts[s.chart].display,
-                s.group.as_deref().unwrap_or("(unsequenced)")
-            ),
-            resources: pick(&s.resources),
-            after: s.after.clone(),
-        })
-        .collect();
-    let chart = model.charts.first().map_or_else(String::new, |c| {
-        let version = c
-            .info
-            .as_ref()
-            .and_then(|i| i.meta.version.clone())
-            .unwrap_or_default();
-        if version.is_empty() {
-            c.name.clone()
-        } else {
-            format!("{}-{version}", c.name)
-        }
-    });
-    Ok(Record {
-        name: name.to_owned(),
-        namespace: namespace.to_owned(),
-        revision: 0,
-        status: String::new(),
-        description: String::new(),
-        chart,
-        updated: release::now(),
-        sequenced: true,
-        crds: pick(&plan.crds),
-        hooks: pick(&plan.hooks),
-        items,
-        steps,
-        applied: Vec::new(),
-    })
-}
-
-/// Removes `helm.sh/depends-on/resource-groups`: not a valid annotation key, Helm strips it
-/// before apply (SPEC §1).
-fn strip_sequencing(object: &mut Value) {
-    if let Some(annotations) = object["metadata"]["annotations"].as_object_mut() {
-        annotations.remove(DEPENDS_ON_GROUPS);
-        if annotations.is_empty() {
-            if let Some(meta) = object["metadata"].as_object_mut() {
-                meta.remove("annotations");
-            }
-        }
-    }
-}
-
-/// Everything an install, upgrade or rollback needs besides the record.
+/// Everything an install, upgrade, rollback or uninstall needs besides the record.
 pub struct Context {
     pub cluster: Arc<dyn Cluster>,
     pub judge: Arc<dyn Judge>,
@@ -146,6 +38,10 @@ pub struct Context {
     pub atomic: bool,
     pub events: mpsc::UnboundedSender<Event>,
     pub cancel: watch::Receiver<bool>,
+    /// Where revisions are stored (`HELM_DRIVER`, `--storage`).
+    pub driver: Driver,
+    /// Revisions kept per release (`--history-max`); 0 keeps them all.
+    pub history_max: usize,
 }
 
 impl Context {
@@ -162,6 +58,74 @@ impl Context {
     fn note(&self, s: String) {
         let _ = self.events.send(Event::Note(s));
     }
+
+    fn storage(&self) -> Storage<'_> {
+        Storage {
+            cluster: self.cluster.as_ref(),
+            driver: self.driver,
+        }
+    }
+
+    /// Every revision of a release, oldest first.
+    async fn history(&self, namespace: &str, name: &str) -> Result<Vec<Record>, RunError> {
+        self.storage()
+            .history(namespace, name)
+            .await
+            .map_err(RunError::Storage)
+    }
+
+    /// Stores a new revision, making room first as `--history-max` asks.
+    async fn create(&self, history: &[Record], record: &Record) -> Result<(), RunError> {
+        let store = self.storage();
+        if self.history_max > 0 {
+            store
+                .prune(history, self.history_max - 1)
+                .await
+                .map_err(RunError::Storage)?;
+        }
+        store.create(record).await.map_err(RunError::Storage)
+    }
+
+    async fn update(&self, record: &Record) -> Result<(), RunError> {
+        self.storage()
+            .update(record)
+            .await
+            .map_err(RunError::Storage)
+    }
+
+    /// Refuses a revision whose objects belong to someone else, before anything is applied
+    /// or recorded (Helm's rule); `--take-ownership` adopts them instead.
+    async fn check_ownership(&self, runner: &Runner, record: &Record) -> Result<(), RunError> {
+        let foreign = runner.foreign_objects(record).await?;
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        if !self.settings.take_ownership {
+            return Err(RunError::Refused {
+                release: record.name.clone(),
+                namespace: record.namespace.clone(),
+                foreign,
+            });
+        }
+        for (object, owner) in &foreign {
+            self.note(format!("--take-ownership: adopting {object} ({owner})"));
+        }
+        Ok(())
+    }
+
+    /// The same context for a follow-up operation (`--atomic`), with a fresh wait budget.
+    fn follow_up(&self) -> Self {
+        Self {
+            cluster: self.cluster.clone(),
+            judge: self.judge.clone(),
+            settings: self.settings.clone(),
+            atomic: false,
+            events: self.events.clone(),
+            cancel: self.cancel.clone(),
+            driver: self.driver,
+            history_max: self.history_max,
+        }
+    }
 }
 
 /// The last deployed (or superseded) revision and every one after it: what may still be in
@@ -177,19 +141,25 @@ fn since_deployed(history: &[Record]) -> &[Record] {
 /// The revision installed, or why the run failed (after recording it).
 pub type Outcome = Result<Record, RunError>;
 
-fn cluster_error(error: ClusterError) -> RunError {
-    RunError::Cluster {
-        resource: None,
-        error,
+/// A failure's description, bounded so that the revision still fits its storage object.
+fn failure_description(what: &str, name: &str, error: &RunError) -> String {
+    const MAX: usize = 8 * 1024;
+    let mut text = format!("{what} {name:?} failed: {error}");
+    if text.len() > MAX {
+        let mut cut = MAX;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n…");
     }
+    text
 }
 
-/// Installs or upgrades: records the revision first (so nothing is ever untracked), runs it,
-/// prunes what left the chart, and records the outcome.
+/// Installs or upgrades: refuses what it may not write, records the revision (so nothing is
+/// ever untracked), runs it, prunes what left the chart, and records the outcome.
 pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
-    let history = release::load_all(ctx.cluster.as_ref(), &record.namespace, &record.name)
-        .await
-        .map_err(cluster_error)?;
+    let history = ctx.history(&record.namespace, &record.name).await?;
     let previous = history
         .iter()
         .rev()
@@ -198,37 +168,25 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     // Without a deployed revision (a first install failed) this is an install again.
     let upgrade = previous.is_some();
     record.revision = history.last().map_or(1, |r| r.revision + 1);
-    record.status = if upgrade {
-        "pending-upgrade"
-    } else {
-        "pending-install"
+    if let Some(first) = history.first().and_then(|r| r.first_deployed.clone()) {
+        record.first_deployed = Some(first);
     }
-    .into();
-    record.description = if upgrade {
-        "Upgrade in progress"
+    // Helm's descriptions, word for word.
+    let (status, description) = if upgrade {
+        ("pending-upgrade", "Preparing upgrade")
     } else {
-        "Install in progress"
-    }
-    .into();
-    let dry_run = ctx.settings.dry_run;
+        ("pending-install", "Initial install underway")
+    };
+    status.clone_into(&mut record.status);
+    description.clone_into(&mut record.description);
+    ctx.storage()
+        .check_size(&record)
+        .map_err(RunError::Storage)?;
     let runner = ctx.runner();
-    // Helm's rule: nothing of the release is applied (nor recorded) while an object it would
-    // write belongs to someone else, unless adopting is asked for.
-    let foreign = runner.foreign_objects(&record).await?;
-    if !foreign.is_empty() {
-        if !ctx.settings.take_ownership {
-            return Err(RunError::Refused {
-                release: record.name.clone(),
-                namespace: record.namespace.clone(),
-                foreign,
-            });
-        }
-        for (object, owner) in &foreign {
-            ctx.note(format!("--take-ownership: adopting {object} ({owner})"));
-        }
-    }
+    ctx.check_ownership(&runner, &record).await?;
+    let dry_run = ctx.settings.dry_run;
     if !dry_run {
-        deploy::save(ctx.cluster.as_ref(), &record).await?;
+        ctx.create(&history, &record).await?;
     }
     let (pre, post) = if upgrade {
         ("pre-upgrade", "post-upgrade")
@@ -240,30 +198,27 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     let prune: Vec<&Record> = since_deployed(&history).iter().rev().collect();
     let result = run_release(&runner, &record, pre, post, &prune).await;
     let mut record = Arc::try_unwrap(record).unwrap_or_else(|r| (*r).clone());
-    record.applied = runner.applied();
+    record.report = Some(runner.report());
     if dry_run {
+        "Dry run complete".clone_into(&mut record.description);
         return result.map(|()| record);
     }
     match result {
         Ok(()) => {
-            finish_deployed(
-                ctx,
-                &mut record,
-                &history,
-                if upgrade {
-                    "Upgrade complete"
-                } else {
-                    "Install complete"
-                },
-            )
-            .await?;
+            let done = if upgrade {
+                "Upgrade complete"
+            } else {
+                "Install complete"
+            };
+            finish_deployed(ctx, &mut record, &history, done).await?;
             Ok(record)
         }
         Err(e) => {
             record.status = "failed".into();
-            record.description = e.to_string();
-            record.updated = release::now();
-            deploy::save(ctx.cluster.as_ref(), &record).await?;
+            let what = if upgrade { "Upgrade" } else { "Release" };
+            record.description = failure_description(what, &record.name, &e);
+            record.last_deployed = Some(release::now());
+            ctx.update(&record).await?;
             if ctx.atomic && !matches!(e, RunError::Interrupted) {
                 ctx.note(format!(
                     "--atomic: {}",
@@ -274,14 +229,7 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
                     }
                 ));
                 // The failure's own wait budget is spent: the rollback gets a fresh one.
-                let fresh = Context {
-                    cluster: ctx.cluster.clone(),
-                    judge: ctx.judge.clone(),
-                    settings: ctx.settings.clone(),
-                    atomic: false,
-                    events: ctx.events.clone(),
-                    cancel: ctx.cancel.clone(),
-                };
+                let fresh = ctx.follow_up();
                 match previous {
                     Some(prev) => {
                         rollback(&fresh, &record.namespace, &record.name, prev.revision).await?;
@@ -309,19 +257,17 @@ async fn run_release(
     runner.plan(record).await?;
     runner.hooks(record, post).await?;
     for prev in previous {
-        {
-            let gone = deploy::removed(prev, record);
-            let steps = deploy::reverse_steps(prev, Some(&gone));
-            runner
-                .delete_steps(
-                    prev,
-                    &steps
-                        .into_iter()
-                        .map(|(l, r)| (format!("prune {l}"), r))
-                        .collect::<Vec<_>>(),
-                )
-                .await?;
-        }
+        let gone = deploy::removed(prev, record);
+        let steps = deploy::reverse_steps(prev, Some(&gone));
+        runner
+            .delete_steps(
+                prev,
+                &steps
+                    .into_iter()
+                    .map(|(l, r)| (format!("prune {l}"), r))
+                    .collect::<Vec<_>>(),
+            )
+            .await?;
     }
     Ok(())
 }
@@ -334,15 +280,15 @@ async fn finish_deployed(
 ) -> Result<(), RunError> {
     record.status = "deployed".into();
     description.clone_into(&mut record.description);
-    record.updated = release::now();
-    deploy::save(ctx.cluster.as_ref(), record).await?;
+    record.last_deployed = Some(release::now());
+    ctx.update(record).await?;
     for old in history
         .iter()
         .filter(|r| r.status == "deployed" && r.revision != record.revision)
     {
         let mut old = old.clone();
         old.status = "superseded".into();
-        deploy::save(ctx.cluster.as_ref(), &old).await?;
+        ctx.update(&old).await?;
     }
     Ok(())
 }
@@ -354,9 +300,7 @@ pub async fn rollback(ctx: &Context, namespace: &str, name: &str, revision: u32)
 }
 
 async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
-    let history = release::load_all(ctx.cluster.as_ref(), namespace, name)
-        .await
-        .map_err(cluster_error)?;
+    let history = ctx.history(namespace, name).await?;
     let Some(last) = history.last() else {
         return Err(RunError::Missing(format!(
             "rollback: release not loaded: {name} (namespace {namespace}): release: not found"
@@ -378,14 +322,21 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
             "release {name} has no revision {target_rev}"
         )));
     };
-    let mut record = target.clone();
-    record.revision = last.revision + 1;
-    record.status = "pending-rollback".into();
-    record.description = format!("Rollback to {target_rev}");
-    record.applied = Vec::new();
-    record.updated = release::now();
-    deploy::save(ctx.cluster.as_ref(), &record).await?;
+    let mut record = target.again(
+        last.revision + 1,
+        "pending-rollback",
+        format!("Rollback to {target_rev}"),
+    );
+    record.first_deployed.clone_from(&current.first_deployed);
+    ctx.storage()
+        .check_size(&record)
+        .map_err(RunError::Storage)?;
     let runner = ctx.runner();
+    ctx.check_ownership(&runner, &record).await?;
+    let dry_run = ctx.settings.dry_run;
+    if !dry_run {
+        ctx.create(&history, &record).await?;
+    }
     let record = Arc::new(record);
     // Prune from the current revision and from the latest (a failed upgrade may have added
     // objects the current one lacks).
@@ -396,7 +347,10 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
     };
     let result = run_release(&runner, &record, "pre-rollback", "post-rollback", &prune).await;
     let mut record = Arc::try_unwrap(record).unwrap_or_else(|r| (*r).clone());
-    record.applied = runner.applied();
+    record.report = Some(runner.report());
+    if dry_run {
+        return result.map(|()| record);
+    }
     match result {
         Ok(()) => {
             let description = record.description.clone();
@@ -405,8 +359,8 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
         }
         Err(e) => {
             record.status = "failed".into();
-            record.description = format!("Rollback to {target_rev} failed: {e}");
-            deploy::save(ctx.cluster.as_ref(), &record).await?;
+            record.description = failure_description("Rollback", name, &e);
+            ctx.update(&record).await?;
             Err(e)
         }
     }
@@ -414,49 +368,104 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
 
 /// Uninstalls: pre-delete hooks, then the recorded plan in exact reverse order (each step
 /// waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
-/// the release records.
-pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Result<Record, RunError> {
-    let history = release::load_all(ctx.cluster.as_ref(), namespace, name)
-        .await
-        .map_err(cluster_error)?;
+/// the release records. Only objects the release owns are deleted; `keep` ones stay.
+pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
+    let history = ctx.history(namespace, name).await?;
     let Some(latest) = history.last().cloned() else {
         return Err(RunError::Missing(format!(
             "uninstall: release not loaded: {name} (namespace {namespace}): release: not found"
         )));
     };
+    let dry_run = ctx.settings.dry_run;
     let mut marked = latest.clone();
     marked.status = "uninstalling".into();
-    deploy::save(ctx.cluster.as_ref(), &marked).await?;
+    "Deletion in progress (or silently failed)".clone_into(&mut marked.description);
+    marked.deleted = Some(release::now());
+    if !dry_run {
+        ctx.update(&marked).await?;
+    }
     let runner = ctx.runner();
-    runner.hooks(&latest, "pre-delete").await?;
+    let result = uninstall_objects(&runner, &history, &latest, dry_run).await;
+    marked.report = Some(runner.report());
+    if dry_run {
+        return result.map(|()| marked);
+    }
+    if let Err(e) = result {
+        marked.description = failure_description("Uninstall", name, &e);
+        ctx.update(&marked).await?;
+        return Err(e);
+    }
+    for r in &history {
+        ctx.storage()
+            .delete(namespace, name, r.revision)
+            .await
+            .map_err(RunError::Storage)?;
+    }
+    marked.status = "uninstalled".into();
+    "Uninstallation complete".clone_into(&mut marked.description);
+    Ok(marked)
+}
+
+async fn uninstall_objects(
+    runner: &Runner,
+    history: &[Record],
+    latest: &Record,
+    dry_run: bool,
+) -> Result<(), RunError> {
+    if !dry_run {
+        runner.hooks(latest, "pre-delete").await?;
+    }
     let without_hooks: BTreeSet<usize> = (0..latest.items.len())
         .filter(|i| !latest.hooks.contains(i))
         .collect();
     runner
-        .delete_steps(
-            &latest,
-            &deploy::reverse_steps(&latest, Some(&without_hooks)),
-        )
+        .delete_steps(latest, &deploy::reverse_steps(latest, Some(&without_hooks)))
         .await?;
     // Revisions since the last deployed one may hold objects the latest does not (a failed
     // or interrupted upgrade stops before pruning).
-    for old in since_deployed(&history)
+    for old in since_deployed(history)
         .iter()
         .rev()
         .filter(|r| r.revision != latest.revision)
     {
-        let gone = deploy::removed(old, &latest);
+        let gone = deploy::removed(old, latest);
         let steps = deploy::reverse_steps(old, Some(&gone));
         runner.delete_steps(old, &steps).await?;
     }
-    runner.hooks(&latest, "post-delete").await?;
+    if !dry_run {
+        runner.hooks(latest, "post-delete").await?;
+    }
     let hooks: BTreeSet<usize> = latest.hooks.iter().copied().collect();
     runner
-        .delete_steps(&latest, &deploy::reverse_steps(&latest, Some(&hooks)))
-        .await?;
-    release::delete_all(ctx.cluster.as_ref(), namespace, &history)
+        .delete_steps(latest, &deploy::reverse_steps(latest, Some(&hooks)))
         .await
-        .map_err(cluster_error)?;
+}
+
+/// Every revision of a release, oldest first.
+pub async fn history(
+    cluster: &dyn Cluster,
+    driver: Driver,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<Record>, storage::StorageError> {
+    Storage { cluster, driver }.history(namespace, name).await
+}
+
+/// The latest revision of every release in a namespace (every namespace with `None`), by
+/// namespace then name.
+pub async fn releases(
+    cluster: &dyn Cluster,
+    driver: Driver,
+    namespace: Option<&str>,
+) -> Result<Vec<Record>, storage::StorageError> {
+    let all = Storage { cluster, driver }.all(namespace).await?;
+    let mut latest: Vec<Record> = Vec::new();
+    for r in all {
+        match latest.last_mut() {
+            Some(l) if l.namespace == r.namespace && l.name == r.name => *l = r,
+            _ => latest.push(r),
+        }
+    }
     Ok(latest)
 }
 
@@ -502,15 +511,6 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
         out.push(state);
     }
     out
-}
-
-/// Every revision, oldest first.
-pub async fn history(
-    cluster: &dyn Cluster,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<Record>, ClusterError> {
-    release::load_all(cluster, namespace, name).await
 }
 
 /// A Go-style duration (`5m`, `1m30s`, `300ms`, `2h`).
@@ -582,18 +582,5 @@ mod tests {
         assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
         assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
         assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
-    }
-
-    #[test]
-    fn strips_only_the_invalid_sequencing_key() {
-        let mut obj = serde_json::json!({"metadata": {"annotations": {DEPENDS_ON_GROUPS: "[\"db\"]", "helm.sh/resource-group": "app"}}});
-        strip_sequencing(&mut obj);
-        assert_eq!(
-            obj["metadata"]["annotations"],
-            serde_json::json!({"helm.sh/resource-group": "app"})
-        );
-        let mut obj = serde_json::json!({"metadata": {"annotations": {DEPENDS_ON_GROUPS: "[]"}}});
-        strip_sequencing(&mut obj);
-        assert!(obj["metadata"].get("annotations").is_none());
     }
 }

@@ -1,25 +1,40 @@
-//! The release record kept in the cluster: one Secret per revision in the release namespace,
-//! labelled `owner=chartseq`, `name`, `version`, `status`, holding the rendered objects, the
-//! plan they were applied by and the outcome. Uninstall and rollback read the recorded plan,
-//! never today's chart (SPEC §2: uninstall is the exact reverse of the recorded order).
+//! One revision of a release: Helm's own `Release` (SPEC §5) and the plan chartseq runs it by.
+//!
+//! The revision is stored as Helm v4 stores it (see [`super::storage`]): `name`, `namespace`,
+//! `version`, `info` (status, description, timestamps), `chart`, `config`, `manifest` (the
+//! rendered documents with their `# Source:` lines and their sequencing annotations, which a
+//! sequencing-aware Helm rebuilds its uninstall order from), `hooks`, `apply_method: "ssa"`
+//! and `sequenced: true` (helm/helm PR #32314). chartseq adds one key Helm ignores,
+//! `chartseq`: the exact plan it applied (steps and their prerequisites, by index into the
+//! manifest's documents then the hooks) and how the run went. A revision Helm wrote (or
+//! rewrote, dropping that key) is planned again from its manifest, so uninstall and rollback
+//! always follow the recorded documents, never today's chart.
 
-use base64::Engine as _;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::cluster::{ApplyOptions, Cluster, ClusterError, Kind};
+use super::deploy::Report;
+use crate::model::annotations::DEPENDS_ON_GROUPS;
+use crate::model::{Content, Model};
+use crate::plan::Plan;
 
 /// One object of the release.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Item {
     pub api_version: String,
     pub kind: String,
     pub namespace: Option<String>,
     pub name: String,
-    /// The object as applied (sequencing annotation Helm strips already removed).
+    /// The object as applied (sequencing annotation Helm strips already removed; ownership
+    /// marks are added when it is sent).
     pub object: Value,
-    /// The document index in the rendered stream, when it came from one.
-    pub doc: Option<usize>,
+    /// The `# Source:` template path.
+    pub source: Option<String>,
+    /// The document as rendered, without its `# Source:` line: what the manifest keeps.
+    pub text: String,
     pub hook: Option<HookInfo>,
 }
 
@@ -64,132 +79,473 @@ pub struct RecordedStep {
 }
 
 /// One revision of a release.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     pub name: String,
     pub namespace: String,
     pub revision: u32,
-    /// `pending-install`, `pending-upgrade`, `pending-rollback`, `deployed`, `failed`,
-    /// `superseded`, `uninstalling`.
+    /// Helm's statuses: `pending-install`, `pending-upgrade`, `pending-rollback`,
+    /// `deployed`, `failed`, `superseded`, `uninstalling`, `uninstalled`.
     pub status: String,
     pub description: String,
-    pub chart: String,
-    pub updated: String,
-    /// Applied by a sequenced plan.
+    /// Go RFC 3339 timestamps, as Helm writes them.
+    pub first_deployed: Option<String>,
+    pub last_deployed: Option<String>,
+    pub deleted: Option<String>,
+    /// Applied by a sequenced plan (Helm's `sequenced`).
     pub sequenced: bool,
+    /// Manifest objects first (in recorded order), then hooks, then `crds/` objects (which a
+    /// revision does not store: Helm installs them and never tracks them).
     pub items: Vec<Item>,
     /// Indexes of `crds/` objects.
     pub crds: Vec<usize>,
     /// Indexes of hooks, by weight then name.
     pub hooks: Vec<usize>,
     pub steps: Vec<RecordedStep>,
-    /// Indexes of the objects sent to the cluster so far (an interrupted run records them).
-    pub applied: Vec<usize>,
+    /// How the run of this revision went, once it ran.
+    pub report: Option<Report>,
+    /// The plan was recorded by chartseq (not planned again from a manifest Helm wrote).
+    pub plan_recorded: bool,
+    /// Helm's release fields carried as they are (`chart`, `config`, `info.notes`, hooks'
+    /// `last_run`, fields a newer Helm adds).
+    pub helm: Map<String, Value>,
+    /// Labels of the storage object other than Helm's own (`helm install --labels`).
+    pub labels: BTreeMap<String, String>,
 }
 
-/// The Secret kind, resolved once.
-fn secret_kind() -> Kind {
-    Kind {
-        group: String::new(),
-        version: "v1".to_owned(),
-        kind: "Secret".to_owned(),
-        plural: "secrets".to_owned(),
-        namespaced: true,
+/// The `# Source:` line Helm puts before each document of a manifest.
+const SOURCE: &str = "# Source: ";
+
+impl Record {
+    /// `name-version` of the chart, as Helm prints it.
+    #[must_use]
+    pub fn chart(&self) -> String {
+        let meta = &self.helm["chart"]["metadata"];
+        match (meta["name"].as_str(), meta["version"].as_str()) {
+            (Some(n), Some(v)) if !v.is_empty() => format!("{n}-{v}"),
+            (Some(n), _) => n.to_owned(),
+            _ => String::new(),
+        }
     }
-}
 
-fn secret_name(name: &str, revision: u32) -> String {
-    format!("chartseq.release.v1.{name}.v{revision}")
-}
-
-/// Writes (or overwrites) the revision's Secret.
-pub async fn save(cluster: &dyn Cluster, record: &Record) -> Result<(), ClusterError> {
-    let body = serde_json::to_vec(record)
-        .map_err(|e| ClusterError::other(format!("encoding the release record: {e}")))?;
-    let secret = json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "chartseq.io/release.v1",
-        "metadata": {
-            "name": secret_name(&record.name, record.revision),
-            "namespace": record.namespace,
-            "labels": {
-                "owner": "chartseq",
-                "name": record.name,
-                "version": record.revision.to_string(),
-                "status": record.status,
-                "sequenced": "true",
-            },
-        },
-        "data": {"release": base64::engine::general_purpose::STANDARD.encode(body)},
-    });
-    cluster
-        .apply(
-            &secret_kind(),
-            Some(&record.namespace),
-            &secret,
-            ApplyOptions {
-                force: true,
-                dry_run: false,
-            },
-        )
-        .await?;
-    Ok(())
-}
-
-/// Every revision of a release, oldest first.
-pub async fn load_all(
-    cluster: &dyn Cluster,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<Record>, ClusterError> {
-    let labels = format!("owner=chartseq,name={name}");
-    let (items, _) = cluster
-        .list(&secret_kind(), Some(namespace), &labels)
-        .await?;
-    let mut records = Vec::new();
-    for secret in items {
-        let label = secret["metadata"]["name"]
+    /// The chart's `appVersion`.
+    #[must_use]
+    pub fn app_version(&self) -> &str {
+        self.helm["chart"]["metadata"]["appVersion"]
             .as_str()
             .unwrap_or_default()
-            .to_owned();
-        let data = secret["data"]["release"].as_str().unwrap_or_default();
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(data)
-            .map_err(|e| ClusterError::other(format!("release record {label}: not base64: {e}")))?;
-        let record: Record = serde_json::from_slice(&bytes)
-            .map_err(|e| ClusterError::other(format!("release record {label}: {e}")))?;
-        records.push(record);
     }
-    records.sort_by_key(|r| r.revision);
-    Ok(records)
+
+    /// When the revision last changed state, for listings.
+    #[must_use]
+    pub fn updated(&self) -> &str {
+        self.deleted
+            .as_deref()
+            .or(self.last_deployed.as_deref())
+            .unwrap_or_default()
+    }
+
+    fn is_manifest(&self, i: usize) -> bool {
+        !self.crds.contains(&i) && self.items[i].hook.is_none()
+    }
+
+    /// Puts the items in stored order (manifest objects, hooks, then `crds/` objects), so
+    /// that recorded indexes stay valid when the revision is read back.
+    fn normalize(&mut self) {
+        let n = self.items.len();
+        let rank = |i: usize| {
+            if self.crds.contains(&i) {
+                2
+            } else {
+                u8::from(self.items[i].hook.is_some())
+            }
+        };
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (rank(i), i));
+        let mut new_index = vec![0; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        let mut items: Vec<Option<Item>> = self.items.drain(..).map(Some).collect();
+        self.items = order.iter().filter_map(|&old| items[old].take()).collect();
+        let remap = |v: &mut Vec<usize>| v.iter_mut().for_each(|i| *i = new_index[*i]);
+        remap(&mut self.crds);
+        remap(&mut self.hooks);
+        for s in &mut self.steps {
+            remap(&mut s.resources);
+        }
+    }
+
+    /// The manifest Helm keeps: every non-hook object as rendered, each after its `# Source:`
+    /// line, in recorded order.
+    #[must_use]
+    pub fn manifest(&self) -> String {
+        let mut out = String::new();
+        for (i, item) in self.items.iter().enumerate() {
+            if self.is_manifest(i) {
+                document(&mut out, item);
+            }
+        }
+        out
+    }
+
+    /// Helm's release JSON for this revision.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        let mut release = self.helm.clone();
+        release.insert("name".into(), json!(self.name));
+        let mut info = release
+            .get("info")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (key, value) in [
+            ("first_deployed", &self.first_deployed),
+            ("last_deployed", &self.last_deployed),
+            ("deleted", &self.deleted),
+        ] {
+            match value {
+                Some(v) => info.insert(key.into(), json!(v)),
+                None => info.remove(key),
+            };
+        }
+        info.insert("description".into(), json!(self.description));
+        info.insert("status".into(), json!(self.status));
+        release.insert("info".into(), Value::Object(info));
+        if !release.contains_key("manifest") {
+            release.insert("manifest".into(), json!(self.manifest()));
+        }
+        if !release.contains_key("hooks") {
+            let hooks: Vec<Value> = self
+                .items
+                .iter()
+                .filter_map(|item| item.hook.as_ref().map(|h| (item, h)))
+                .map(|(item, h)| hook_json(item, h))
+                .collect();
+            if !hooks.is_empty() {
+                release.insert("hooks".into(), Value::Array(hooks));
+            }
+        }
+        release.insert("version".into(), json!(self.revision));
+        release.insert("namespace".into(), json!(self.namespace));
+        if self.sequenced {
+            release.insert("sequenced".into(), json!(true));
+        }
+        if self.plan_recorded {
+            let mut own = json!({"steps": self.steps});
+            if let Some(report) = &self.report {
+                own["report"] = json!(report);
+            }
+            release.insert("chartseq".into(), own);
+        } else {
+            release.remove("chartseq");
+        }
+        Value::Object(release)
+    }
+
+    /// Reads a revision from Helm's release JSON: the objects from its manifest and hooks,
+    /// the plan from what chartseq recorded or, failing that, planned again from them.
+    pub fn from_json(
+        mut release: Map<String, Value>,
+        labels: BTreeMap<String, String>,
+    ) -> Result<Self, String> {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let name = text(release.get("name")).unwrap_or_default();
+        let namespace = text(release.get("namespace")).unwrap_or_default();
+        let revision = release
+            .get("version")
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(|| format!("release {name}: no revision number"))?;
+        let info = release.get("info").cloned().unwrap_or(Value::Null);
+        let when = |key: &str| text(info.get(key)).filter(|t| !t.is_empty());
+        let sequenced = release.get("sequenced").and_then(Value::as_bool) == Some(true)
+            || release
+                .get("sequencing_info")
+                .is_some_and(|s| s["enabled"] == true);
+        // The documents Helm stores: the manifest, then each hook after its `# Source:` line.
+        let mut stream = text(release.get("manifest")).unwrap_or_default();
+        for hook in release
+            .get("hooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let path = hook["path"].as_str().unwrap_or_default();
+            let manifest = hook["manifest"].as_str().unwrap_or_default();
+            let _ = write!(stream, "\n---\n{SOURCE}{path}\n{manifest}\n");
+        }
+        let model = crate::model::load_stream(
+            &format!("release {name} revision {revision}"),
+            stream.into_bytes(),
+            crate::parse::Limits::default(),
+        );
+        let plan = crate::plan::plan(&model).ok();
+        let mut record = from_model(&model, plan.as_ref(), &name, &namespace)
+            .map_err(|e| format!("release {name} revision {revision}: {e}"))?;
+        let own = release.remove("chartseq");
+        let recorded: Option<Vec<RecordedStep>> = own
+            .as_ref()
+            .and_then(|o| serde_json::from_value::<Vec<RecordedStep>>(o["steps"].clone()).ok())
+            .filter(|steps| plan_fits(&record, steps));
+        if let Some(steps) = recorded {
+            record.steps = steps;
+            record.plan_recorded = true;
+        }
+        record.report = own.and_then(|o| serde_json::from_value(o["report"].clone()).ok());
+        record.revision = revision;
+        record.status = text(info.get("status")).unwrap_or_else(|| "unknown".into());
+        record.description = text(info.get("description")).unwrap_or_default();
+        record.first_deployed = when("first_deployed");
+        record.last_deployed = when("last_deployed");
+        record.deleted = when("deleted");
+        record.sequenced = sequenced;
+        record.labels = labels;
+        record.helm = release;
+        Ok(record)
+    }
+
+    /// A new revision that re-applies this one (a rollback), with a fresh outcome.
+    #[must_use]
+    pub fn again(&self, revision: u32, status: &str, description: String) -> Self {
+        let mut next = self.clone();
+        next.revision = revision;
+        status.clone_into(&mut next.status);
+        next.description = description;
+        next.last_deployed = Some(now());
+        next.deleted = None;
+        next.report = None;
+        next.sequenced = true;
+        next.plan_recorded = true;
+        next.helm.insert("apply_method".into(), json!("ssa"));
+        if let Some(hooks) = next.helm.get_mut("hooks").and_then(Value::as_array_mut) {
+            for hook in hooks {
+                if let Some(h) = hook.as_object_mut() {
+                    h.remove("last_run");
+                }
+            }
+        }
+        next
+    }
 }
 
-/// Deletes every revision's Secret.
-pub async fn delete_all(
-    cluster: &dyn Cluster,
+/// Whether recorded steps describe this record's objects: every manifest object in exactly
+/// one step, nothing else.
+fn plan_fits(record: &Record, steps: &[RecordedStep]) -> bool {
+    let mut seen = vec![false; record.items.len()];
+    for s in steps {
+        if s.after.iter().any(|&a| a >= steps.len()) {
+            return false;
+        }
+        for &i in &s.resources {
+            if i >= seen.len() || seen[i] || !record.is_manifest(i) {
+                return false;
+            }
+            seen[i] = true;
+        }
+    }
+    (0..seen.len()).all(|i| seen[i] || !record.is_manifest(i))
+}
+
+fn document(out: &mut String, item: &Item) {
+    out.push_str("---\n");
+    if let Some(source) = &item.source {
+        out.push_str(SOURCE);
+        out.push_str(source);
+        out.push('\n');
+    }
+    out.push_str(item.text.trim_end());
+    out.push('\n');
+}
+
+/// A hook as Helm records it (`pkg/release/v1/hook.go`).
+fn hook_json(item: &Item, hook: &HookInfo) -> Value {
+    let mut h = json!({
+        "name": item.name,
+        "kind": item.kind,
+        "path": item.source.clone().unwrap_or_default(),
+        "manifest": item.text.trim_end(),
+        "events": hook.events,
+        "last_run": {"phase": ""},
+    });
+    if hook.weight != 0 {
+        h["weight"] = json!(hook.weight);
+    }
+    if !hook.delete_policies.is_empty() {
+        h["delete_policies"] = json!(hook.delete_policies);
+    }
+    h
+}
+
+/// Builds a new revision from the model and its plan: the objects, the steps with their
+/// direct prerequisites, CRDs and hooks, without re-planning or re-reading annotations.
+pub fn record_from_plan(
+    model: &Model,
+    plan: &Plan,
+    name: &str,
     namespace: &str,
-    records: &[Record],
-) -> Result<(), ClusterError> {
-    for r in records {
-        cluster
-            .delete(
-                &secret_kind(),
-                Some(namespace),
-                &secret_name(&r.name, r.revision),
-                None,
-            )
-            .await?;
-    }
-    Ok(())
+) -> Result<Record, String> {
+    let mut record = from_model(model, Some(plan), name, namespace)?;
+    record.sequenced = true;
+    record.plan_recorded = true;
+    record.first_deployed = Some(now());
+    record.last_deployed = record.first_deployed.clone();
+    record.helm.insert("apply_method".into(), json!("ssa"));
+    Ok(record)
 }
 
-/// Now, as RFC 3339 UTC.
+/// The objects of a model in stored order and the steps of its plan (one unsequenced step
+/// when there is no plan).
+fn from_model(
+    model: &Model,
+    plan: Option<&Plan>,
+    name: &str,
+    namespace: &str,
+) -> Result<Record, String> {
+    let mut items = Vec::new();
+    let mut by_doc = BTreeMap::new();
+    for (doc_id, doc) in model.documents.iter().enumerate() {
+        let resource = match &doc.content {
+            Content::Resource(r) => r,
+            // Documents that are not objects were reported (and stop the deploy unless
+            // --no-lint); they cannot be sent.
+            Content::Empty | Content::Invalid { .. } | Content::NotAnObject { .. } => continue,
+        };
+        let file = model.sources.get(doc.file);
+        let raw = file.text(doc.span);
+        let node = crate::parse::parse_document(&raw, 0, crate::parse::Limits::default()).map_err(
+            |e| {
+                format!(
+                    "{}: {}",
+                    crate::plan::output::label(model, doc_id),
+                    e.message
+                )
+            },
+        )?;
+        let Some(mut object) = node.map(|n| n.to_json()) else {
+            continue;
+        };
+        strip_sequencing(&mut object);
+        let ns = resource
+            .id
+            .namespace
+            .clone()
+            .unwrap_or_else(|| namespace.to_owned());
+        let hook = resource.hook.as_ref().map(|h| HookInfo {
+            events: h.events.clone(),
+            weight: h.weight,
+            delete_policies: h.delete_policies.clone(),
+        });
+        by_doc.insert(doc_id, items.len());
+        items.push(Item {
+            api_version: resource.api_version.clone(),
+            kind: resource.id.kind.clone(),
+            namespace: Some(ns),
+            name: resource.id.name.clone(),
+            object,
+            source: doc.source_path.clone(),
+            text: without_source_line(&raw),
+            hook,
+        });
+    }
+    let pick = |docs: &[usize]| -> Vec<usize> {
+        docs.iter().filter_map(|d| by_doc.get(d).copied()).collect()
+    };
+    let (steps, crds, hooks) = if let Some(plan) = plan {
+        let steps = plan
+            .steps
+            .iter()
+            .map(|s| RecordedStep {
+                label: format!(
+                    "{} {}",
+                    model.charts[s.chart].display,
+                    s.group.as_deref().unwrap_or("(unsequenced)")
+                ),
+                resources: pick(&s.resources),
+                after: s.after.clone(),
+            })
+            .collect();
+        (steps, pick(&plan.crds), pick(&plan.hooks))
+    } else {
+        let mut hooks: Vec<usize> = (0..items.len())
+            .filter(|&i| items[i].hook.is_some())
+            .collect();
+        hooks.sort_by_key(|&i| items[i].hook.as_ref().map_or(0, |h| h.weight));
+        let rest = (0..items.len())
+            .filter(|&i| items[i].hook.is_none())
+            .collect();
+        let step = RecordedStep {
+            label: format!("{name} (unsequenced)"),
+            resources: rest,
+            after: Vec::new(),
+        };
+        (vec![step], Vec::new(), hooks)
+    };
+    let mut record = Record {
+        name: name.to_owned(),
+        namespace: namespace.to_owned(),
+        revision: 0,
+        status: String::new(),
+        description: String::new(),
+        first_deployed: None,
+        last_deployed: None,
+        deleted: None,
+        sequenced: false,
+        crds,
+        hooks,
+        items,
+        steps,
+        report: None,
+        plan_recorded: false,
+        helm: Map::new(),
+        labels: BTreeMap::new(),
+    };
+    record.normalize();
+    Ok(record)
+}
+
+/// A document's text without the `# Source:` comment Helm writes above it.
+fn without_source_line(doc: &str) -> String {
+    let mut rest = doc;
+    while let Some(line_end) = rest.find('\n') {
+        let line = rest[..line_end].trim_end();
+        if line.starts_with(SOURCE) || line.is_empty() {
+            rest = &rest[line_end + 1..];
+        } else {
+            break;
+        }
+    }
+    if rest.starts_with(SOURCE) && !rest.contains('\n') {
+        rest = "";
+    }
+    rest.to_owned()
+}
+
+/// Removes `helm.sh/depends-on/resource-groups`: not a valid annotation key, Helm strips it
+/// before apply (SPEC §1).
+fn strip_sequencing(object: &mut Value) {
+    if let Some(annotations) = object["metadata"]["annotations"].as_object_mut() {
+        annotations.remove(DEPENDS_ON_GROUPS);
+        if annotations.is_empty() {
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("annotations");
+            }
+        }
+    }
+}
+
+/// Now, as Go's RFC 3339 with nanoseconds in UTC (how `time.Time` marshals).
 #[must_use]
 pub fn now() -> String {
-    let secs = std::time::SystemTime::now()
+    let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+        .unwrap_or_default();
+    rfc3339(since.as_secs(), since.subsec_nanos())
+}
+
+/// Seconds since the epoch as RFC 3339 UTC, with the fraction Go would print.
+#[must_use]
+pub fn rfc3339(secs: u64, nanos: u32) -> String {
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
     // Civil date from days since the epoch (proleptic Gregorian).
@@ -202,10 +558,128 @@ pub fn now() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
+    let fraction = if nanos == 0 {
+        String::new()
+    } else {
+        format!(".{nanos:09}").trim_end_matches('0').to_owned()
+    };
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{fraction}Z",
         rem / 3600,
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_go_rfc3339_nano() {
+        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(1_700_000_000, 120_000_000),
+            "2023-11-14T22:13:20.12Z"
+        );
+        assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.000000005Z");
+    }
+
+    #[test]
+    fn strips_only_the_invalid_sequencing_key() {
+        let mut obj = serde_json::json!({"metadata": {"annotations": {DEPENDS_ON_GROUPS: "[\"db\"]", "helm.sh/resource-group": "app"}}});
+        strip_sequencing(&mut obj);
+        assert_eq!(
+            obj["metadata"]["annotations"],
+            serde_json::json!({"helm.sh/resource-group": "app"})
+        );
+        let mut obj = serde_json::json!({"metadata": {"annotations": {DEPENDS_ON_GROUPS: "[]"}}});
+        strip_sequencing(&mut obj);
+        assert!(obj["metadata"].get("annotations").is_none());
+    }
+
+    const STREAM: &str = "---
+# Source: shop/templates/hook.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    helm.sh/hook: pre-install
+    helm.sh/hook-weight: \"-1\"
+spec: {}
+---
+# Source: shop/templates/db.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: db
+  annotations:
+    helm.sh/resource-group: db
+---
+# Source: shop/templates/app.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+  annotations:
+    helm.sh/resource-group: app
+    helm.sh/depends-on/resource-groups: '[\"db\"]'
+";
+
+    fn record() -> Record {
+        let model = crate::model::load_stream(
+            "s",
+            STREAM.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let plan = crate::plan::plan(&model).expect("plans");
+        let mut r = record_from_plan(&model, &plan, "shop", "default").expect("records");
+        r.revision = 1;
+        r.status = "deployed".into();
+        r
+    }
+
+    #[test]
+    fn manifest_keeps_sources_and_sequencing_and_leaves_hooks_out() {
+        let r = record();
+        assert_eq!(
+            r.manifest(),
+            "---\n# Source: shop/templates/db.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: db\n  annotations:\n    helm.sh/resource-group: db\n---\n# Source: shop/templates/app.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  annotations:\n    helm.sh/resource-group: app\n    helm.sh/depends-on/resource-groups: '[\"db\"]'\n"
+        );
+        // Stored order: manifest objects, then hooks.
+        assert_eq!(r.items[2].name, "migrate");
+        assert_eq!(r.hooks, [2]);
+        let json = r.to_json();
+        assert_eq!(json["hooks"][0]["path"], "shop/templates/hook.yaml");
+        assert_eq!(json["hooks"][0]["weight"], -1);
+        assert_eq!(json["hooks"][0]["events"], json!(["pre-install"]));
+        assert_eq!(
+            (json["sequenced"].clone(), json["apply_method"].clone()),
+            (json!(true), json!("ssa"))
+        );
+        assert_eq!(json["version"], 1);
+        assert_eq!(json["info"]["status"], "deployed");
+    }
+
+    #[test]
+    fn a_revision_reads_back_with_its_recorded_plan_or_planned_again() {
+        let r = record();
+        let Value::Object(json) = r.to_json() else {
+            panic!("an object")
+        };
+        let back = Record::from_json(json.clone(), BTreeMap::new()).expect("reads");
+        assert_eq!(back.items, r.items);
+        assert_eq!(back.steps, r.steps);
+        assert_eq!(back.hooks, r.hooks);
+        assert!(back.plan_recorded);
+        assert_eq!(back.to_json(), r.to_json());
+        // Without chartseq's key (Helm rewrote it), the manifest is planned again: same steps.
+        let mut helm_only = json;
+        helm_only.remove("chartseq");
+        let again = Record::from_json(helm_only, BTreeMap::new()).expect("reads");
+        assert!(!again.plan_recorded);
+        assert_eq!(again.steps, r.steps);
+        assert_eq!(again.steps[1].after, [0]);
+    }
 }

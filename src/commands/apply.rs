@@ -1,12 +1,13 @@
-//! `chartseq apply`, `uninstall`, `rollback`, `history`, `status`: settings in, progress and
-//! a summary out. The deployer itself lives in [`crate::apply`].
+//! `chartseq apply`, `uninstall`, `rollback`, `history`, `status`, `list`: settings in,
+//! progress and a summary out. The deployer itself lives in [`crate::apply`].
 //!
-//! Exit codes: 0 done; 1 the release failed (a wait timed out, a resource failed, the server
-//! refused an object, interrupted) — the revision is recorded as `failed`; 2 chartseq could not
-//! start (bad settings, no cluster, no plan).
+//! Exit codes (SPEC): 0 done; 1 the operation ran and failed (a wait timed out, a resource
+//! failed, the server refused an object, objects belong to someone else, the revision is too
+//! large to store, interrupted) — a revision that ran is recorded as `failed`; 2 chartseq
+//! could not run (bad settings, no cluster, no such namespace, release or revision, no plan).
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,12 +16,13 @@ use tokio::sync::{mpsc, watch};
 
 use super::{Failure, Outcome};
 use crate::apply::cluster::{Cluster, Connection, KubeCluster};
-use crate::apply::deploy::{Event, RunError, RunSettings, StepResult};
+use crate::apply::deploy::{Event, Report, RunError, RunSettings, StepResult};
 use crate::apply::release::Record;
+use crate::apply::storage::Driver;
 use crate::apply::wait::human;
 use crate::apply::{self, Context, go_duration, judge};
 use crate::error::Error;
-use crate::model::{self, Input};
+use crate::model::{self, Input, InputTarget};
 use crate::plan;
 
 /// How progress is shown.
@@ -35,14 +37,27 @@ pub enum Progress {
 /// Settings shared by every command that talks to the cluster.
 #[derive(Clone, Debug)]
 pub struct ClusterSettings {
-    pub release: String,
+    /// The release namespace.
     pub namespace: String,
-    pub kubeconfig: Option<PathBuf>,
-    pub context: Option<String>,
+    pub connection: Connection,
     pub timeout: Duration,
-    pub readiness_timeout: Duration,
+    /// `--readiness-timeout` when given; otherwise 1m, or `--timeout` when that is shorter.
+    pub readiness_timeout: Option<Duration>,
     pub wait_for_jobs: bool,
     pub progress: Progress,
+    /// Where revisions are stored (`--storage`, else `HELM_DRIVER`).
+    pub driver: Driver,
+}
+
+/// A command on one release (`uninstall`, `rollback`, `history`, `status`).
+#[derive(Clone, Debug)]
+pub struct ReleaseSettings {
+    pub release: String,
+    pub cluster: ClusterSettings,
+    /// Decide and report, change nothing (`uninstall`, `rollback`).
+    pub dry_run: bool,
+    /// `--history-max` (`rollback`); 0 keeps every revision.
+    pub history_max: usize,
 }
 
 /// `chartseq apply` settings.
@@ -53,6 +68,7 @@ pub struct ClusterSettings {
 )]
 pub struct ApplySettings {
     pub input: Input,
+    pub release: String,
     pub cluster: ClusterSettings,
     pub atomic: bool,
     pub dry_run: bool,
@@ -60,19 +76,34 @@ pub struct ApplySettings {
     pub take_ownership: bool,
     pub create_namespace: bool,
     pub no_lint: bool,
+    /// `--history-max`; 0 keeps every revision.
+    pub history_max: usize,
 }
 
+/// `chartseq list` settings.
+#[derive(Clone, Debug)]
+pub struct ListSettings {
+    pub cluster: ClusterSettings,
+    /// Every namespace (`-A`).
+    pub all_namespaces: bool,
+}
+
+/// The readiness timeout when none is given.
+const DEFAULT_READINESS: Duration = Duration::from_secs(60);
+
 impl ClusterSettings {
-    /// Checks the timeouts (SPEC §3: the readiness timeout must not exceed the overall one).
-    pub fn validate(&self) -> Result<(), Error> {
-        if self.readiness_timeout > self.timeout {
-            return Err(Error::new(format!(
+    /// The bound on each readiness wait: as given (SPEC §3: never above `--timeout`), else
+    /// the default cut to `--timeout`, so that `--timeout 30s` alone works.
+    pub fn readiness(&self) -> Result<Duration, Error> {
+        match self.readiness_timeout {
+            Some(r) if r > self.timeout => Err(Error::new(format!(
                 "--readiness-timeout ({}) must not exceed --timeout ({})",
-                go_duration(self.readiness_timeout),
+                go_duration(r),
                 go_duration(self.timeout)
-            )));
+            ))),
+            Some(r) => Ok(r),
+            None => Ok(DEFAULT_READINESS.min(self.timeout)),
         }
-        Ok(())
     }
 
     fn run_settings(
@@ -80,16 +111,34 @@ impl ClusterSettings {
         dry_run: bool,
         force_conflicts: bool,
         take_ownership: bool,
-    ) -> RunSettings {
-        RunSettings {
+    ) -> Result<RunSettings, Error> {
+        Ok(RunSettings {
             timeout: self.timeout,
-            readiness_timeout: self.readiness_timeout,
+            readiness_timeout: self.readiness()?,
             wait_for_jobs: self.wait_for_jobs,
             dry_run,
             force_conflicts,
             take_ownership,
-        }
+        })
     }
+}
+
+/// Helm's release name rule (`chartutil.ValidateReleaseName`): a DNS subdomain of at most
+/// 53 characters, as the storage object's name and labels need.
+pub fn validate_release_name(name: &str) -> Result<(), Error> {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if name.is_empty() || name.len() > 53 || !name.split('.').all(label_ok) {
+        return Err(Error::new(format!(
+            "invalid release name {name:?}: use at most 53 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+        )));
+    }
+    Ok(())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -101,14 +150,24 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 }
 
 async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn Cluster>, Failure> {
-    let conn = Connection {
-        kubeconfig: settings.kubeconfig.clone(),
-        context: settings.context.clone(),
-    };
-    let cluster = KubeCluster::connect(&conn)
+    let cluster = KubeCluster::connect(&settings.connection)
         .await
         .map_err(|e| Failure::Tool(Error::new(e.message)))?;
     Ok(Arc::new(cluster))
+}
+
+/// A namespace that does not exist stops `apply` before anything happens, with the fix.
+/// Only a definite "not found" counts: a cluster may not let this user read namespaces.
+async fn check_namespace(cluster: &dyn Cluster, namespace: &str) -> Result<(), Failure> {
+    let Ok(kind) = cluster.resolve("v1", "Namespace", false).await else {
+        return Ok(());
+    };
+    match cluster.get(&kind, None, namespace).await {
+        Ok(None) => Err(Failure::Tool(Error::new(format!(
+            "namespace {namespace} does not exist: create it, or pass --create-namespace"
+        )))),
+        Ok(Some(_)) | Err(_) => Ok(()),
+    }
 }
 
 /// Renders progress events as they come.
@@ -380,6 +439,8 @@ fn context(
     atomic: bool,
     events: mpsc::UnboundedSender<Event>,
     cancel: watch::Receiver<bool>,
+    driver: Driver,
+    history_max: usize,
 ) -> Context {
     Context {
         cluster,
@@ -388,9 +449,13 @@ fn context(
         atomic,
         events,
         cancel,
+        driver,
+        history_max,
     }
 }
 
+/// Ends an operation: the summary, then one line saying how it went. A missing release or
+/// revision is a tool failure (exit 2); every other failure ran and failed (exit 1).
 fn report(
     result: Result<Record, RunError>,
     renderer: &Renderer,
@@ -433,20 +498,50 @@ fn report(
     }
 }
 
+/// The chart (Helm's `Chart` JSON) and the user's values (`config`) a revision records.
+fn chart_and_values(
+    input: &Input,
+    model: &model::Model,
+    release: &str,
+) -> Result<(serde_json::Value, serde_json::Value), Error> {
+    let mut sources = crate::source::SourceMap::default();
+    let path = match &input.target {
+        InputTarget::Chart(path) => Some(path.clone()),
+        InputTarget::Stream(_) => input.chart.clone(),
+    };
+    let loaded = path
+        .map(|p| crate::source::chart::load(&p, &mut sources, input.chart_limits))
+        .transpose()?;
+    let name = model
+        .charts
+        .first()
+        .map_or(release, |c| c.name.as_str())
+        .to_owned();
+    let chart = apply::chart::chart_json(loaded.as_ref(), &sources, &name);
+    let config = crate::source::values::user_values(&input.helm.values, &mut sources)?;
+    Ok((chart, config))
+}
+
 /// `chartseq apply`.
 pub fn apply(
     settings: &ApplySettings,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    settings.cluster.validate()?;
+    validate_release_name(&settings.release)?;
+    let cs = &settings.cluster;
+    let run = cs.run_settings(
+        settings.dry_run,
+        settings.force_conflicts,
+        settings.take_ownership,
+    )?;
     let model = model::load(&settings.input)?;
     if !settings.no_lint
         && super::lint::gate(
             &model,
             &settings.input,
-            settings.cluster.timeout,
-            settings.cluster.readiness_timeout,
+            run.timeout,
+            run.readiness_timeout,
             err,
         )?
     {
@@ -470,48 +565,32 @@ pub fn apply(
             return Ok(Outcome::Findings);
         }
     };
-    let cs = &settings.cluster;
-    let record =
-        apply::record_from_plan(&model, &plan, &cs.release, &cs.namespace).map_err(Error::new)?;
+    let mut record =
+        apply::release::record_from_plan(&model, &plan, &settings.release, &cs.namespace)
+            .map_err(Error::new)?;
+    let (chart, config) = chart_and_values(&settings.input, &model, &settings.release)?;
+    record.helm.insert("chart".into(), chart);
+    record.helm.insert("config".into(), config);
     if settings.dry_run && cs.progress == Progress::Human {
         plan::output::write_plan(out, &model, &plan, plan::output::PlanFormat::Text, false)?;
     }
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;
-    let run = cs.run_settings(
-        settings.dry_run,
-        settings.force_conflicts,
-        settings.take_ownership,
-    );
-    let (atomic, create_ns, namespace) = (
+    if !settings.create_namespace {
+        rt.block_on(check_namespace(cluster.as_ref(), &cs.namespace))?;
+    }
+    let (atomic, create_ns, namespace, driver, history_max) = (
         settings.atomic,
         settings.create_namespace,
         cs.namespace.clone(),
+        cs.driver,
+        settings.history_max,
     );
     let (result, renderer) = drive(&rt, cs.progress, out, err, move |events, cancel| {
         Box::pin(async move {
-            let ctx = context(cluster, run, atomic, events, cancel);
+            let ctx = context(cluster, run, atomic, events, cancel, driver, history_max);
             if create_ns {
-                let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
-                let kind = ctx
-                    .cluster
-                    .resolve("v1", "Namespace", false)
-                    .await
-                    .map_err(|error| RunError::Cluster {
-                        resource: None,
-                        error,
-                    })?;
-                let options = apply::cluster::ApplyOptions {
-                    force: false,
-                    dry_run: ctx.settings.dry_run,
-                };
-                ctx.cluster
-                    .apply(&kind, None, &ns, options)
-                    .await
-                    .map_err(|error| RunError::Cluster {
-                        resource: Some(format!("Namespace/{namespace}")),
-                        error,
-                    })?;
+                create_namespace(&ctx, &namespace).await?;
             }
             apply::install(&ctx, record).await
         })
@@ -524,6 +603,31 @@ pub fn apply(
     report(result, &renderer, verb, out, err)
 }
 
+/// `--create-namespace`: the release namespace, applied (a no-op when it exists).
+async fn create_namespace(ctx: &Context, namespace: &str) -> Result<(), RunError> {
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+    let kind = ctx
+        .cluster
+        .resolve("v1", "Namespace", false)
+        .await
+        .map_err(|error| RunError::Cluster {
+            resource: None,
+            error,
+        })?;
+    let options = apply::cluster::ApplyOptions {
+        force: false,
+        dry_run: ctx.settings.dry_run,
+    };
+    ctx.cluster
+        .apply(&kind, None, &ns, options)
+        .await
+        .map_err(|error| RunError::Cluster {
+            resource: Some(format!("Namespace/{namespace}")),
+            error,
+        })?;
+    Ok(())
+}
+
 /// What to do with a recorded release.
 #[derive(Clone, Copy)]
 enum ReleaseOp {
@@ -533,7 +637,7 @@ enum ReleaseOp {
 
 /// `chartseq uninstall`.
 pub fn uninstall(
-    settings: &ClusterSettings,
+    settings: &ReleaseSettings,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
@@ -542,7 +646,7 @@ pub fn uninstall(
 
 /// `chartseq rollback`.
 pub fn rollback(
-    settings: &ClusterSettings,
+    settings: &ReleaseSettings,
     revision: u32,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -552,99 +656,132 @@ pub fn rollback(
 
 /// Connects, runs an operation on the recorded release with live progress, and reports it.
 fn run_release_op(
-    settings: &ClusterSettings,
+    settings: &ReleaseSettings,
     op: ReleaseOp,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    settings.validate()?;
+    validate_release_name(&settings.release)?;
+    let cs = &settings.cluster;
+    let run = cs.run_settings(settings.dry_run, false, false)?;
     let rt = runtime()?;
-    let cluster = rt.block_on(connect(settings))?;
-    let run = settings.run_settings(false, false, false);
-    let (ns, name) = (settings.namespace.clone(), settings.release.clone());
-    let (result, renderer) = drive(&rt, settings.progress, out, err, move |events, cancel| {
+    let cluster = rt.block_on(connect(cs))?;
+    let (ns, name, driver, history_max) = (
+        cs.namespace.clone(),
+        settings.release.clone(),
+        cs.driver,
+        settings.history_max,
+    );
+    let (result, renderer) = drive(&rt, cs.progress, out, err, move |events, cancel| {
         Box::pin(async move {
-            let ctx = context(cluster, run, false, events, cancel);
+            let ctx = context(cluster, run, false, events, cancel, driver, history_max);
             match op {
                 ReleaseOp::Uninstall => apply::uninstall(&ctx, &ns, &name).await,
                 ReleaseOp::Rollback(revision) => apply::rollback(&ctx, &ns, &name, revision).await,
             }
         })
     })?;
-    match op {
-        ReleaseOp::Uninstall => {
-            let result = result.map(|mut r| {
-                r.status = "uninstalled".into();
-                r
-            });
-            report(result, &renderer, "uninstalled", out, err)
-        }
-        ReleaseOp::Rollback(_) => report(result, &renderer, "rolled back", out, err),
-    }
+    let verb = match (op, settings.dry_run) {
+        (ReleaseOp::Uninstall, false) => "uninstalled",
+        (ReleaseOp::Uninstall, true) => "uninstall checked (dry run, nothing deleted)",
+        (ReleaseOp::Rollback(_), false) => "rolled back",
+        (ReleaseOp::Rollback(_), true) => "rollback checked (server-side dry run)",
+    };
+    report(result, &renderer, verb, out, err)
 }
 
 /// A connection and a release's recorded revisions.
-type Recorded = (
-    tokio::runtime::Runtime,
-    Arc<dyn Cluster>,
-    Vec<apply::release::Record>,
-);
+type Recorded = (tokio::runtime::Runtime, Arc<dyn Cluster>, Vec<Record>);
 
 /// Connects and reads a release's recorded revisions (oldest first); none is an error.
-fn recorded(settings: &ClusterSettings) -> Result<Recorded, Failure> {
+fn recorded(settings: &ReleaseSettings) -> Result<Recorded, Failure> {
+    validate_release_name(&settings.release)?;
+    let cs = &settings.cluster;
     let rt = runtime()?;
-    let cluster = rt.block_on(connect(settings))?;
+    let cluster = rt.block_on(connect(cs))?;
     let records = rt
         .block_on(apply::history(
             cluster.as_ref(),
-            &settings.namespace,
+            cs.driver,
+            &cs.namespace,
             &settings.release,
         ))
-        .map_err(|e| Error::new(e.message))?;
+        .map_err(|e| Error::new(e.to_string()))?;
     if records.is_empty() {
-        return Err(Error::new(format!("release: not found: {}", settings.release)).into());
+        return Err(Error::new(format!(
+            "release: not found: {} (namespace {})",
+            settings.release, cs.namespace
+        ))
+        .into());
     }
     Ok((rt, cluster, records))
 }
 
-/// `chartseq history`.
+/// A stored Go timestamp as `helm list` prints it (`2006-01-02 15:04:05.999999999 +0000
+/// UTC`); anything else as stored.
+fn helm_time(rfc3339: &str) -> String {
+    match rfc3339.strip_suffix('Z') {
+        Some(t) if t.len() >= 19 => format!("{} +0000 UTC", t.replacen('T', " ", 1)),
+        _ => rfc3339.to_owned(),
+    }
+}
+
+/// `chartseq history`: Helm's columns, with the failed runs' blocked resources under their
+/// row.
 pub fn history(
-    settings: &ClusterSettings,
+    settings: &ReleaseSettings,
     out: &mut dyn Write,
     _err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     let (_, _, records) = recorded(settings)?;
-    if settings.progress == Progress::Json {
+    if settings.cluster.progress == Progress::Json {
         for r in &records {
             writeln!(
                 out,
                 "{}",
-                json!({"revision": r.revision, "updated": r.updated, "status": r.status, "chart": r.chart, "description": r.description, "sequenced": r.sequenced})
+                json!({"revision": r.revision, "updated": r.updated(), "status": r.status, "chart": r.chart(),
+                    "app_version": r.app_version(), "description": r.description, "sequenced": r.sequenced, "report": r.report})
             )?;
         }
         return Ok(Outcome::Clean);
     }
-    writeln!(
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| {
+            vec![
+                r.revision.to_string(),
+                helm_time(r.updated()),
+                r.status.clone(),
+                r.chart(),
+                r.app_version().to_owned(),
+                r.description.lines().next().unwrap_or_default().to_owned(),
+            ]
+        })
+        .collect();
+    let more: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| r.description.lines().skip(1).map(str::to_owned).collect())
+        .collect();
+    write_table(
         out,
-        "REVISION  UPDATED               STATUS           CHART                DESCRIPTION"
+        &[
+            "REVISION",
+            "UPDATED",
+            "STATUS",
+            "CHART",
+            "APP VERSION",
+            "DESCRIPTION",
+        ],
+        &rows,
+        &more,
     )?;
-    for r in &records {
-        writeln!(
-            out,
-            "{:<8}  {:<20}  {:<15}  {:<19}  {}",
-            r.revision,
-            r.updated,
-            r.status,
-            r.chart,
-            r.description.lines().next().unwrap_or_default()
-        )?;
-    }
     Ok(Outcome::Clean)
 }
 
-/// `chartseq status`.
+/// `chartseq status`: the latest revision, its recorded plan with each object's live
+/// state, and how its run went.
 pub fn status(
-    settings: &ClusterSettings,
+    settings: &ReleaseSettings,
     out: &mut dyn Write,
     _err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
@@ -652,20 +789,37 @@ pub fn status(
     let Some(r) = records.last() else {
         unreachable!("recorded() refuses a release without revisions")
     };
-    if settings.progress == Progress::Json {
+    if settings.cluster.progress == Progress::Json {
         let steps: Vec<_> = r.steps.iter().map(|s| json!({"step": s.label, "resources": s.resources.iter().map(|&i| r.items[i].label()).collect::<Vec<_>>()})).collect();
         writeln!(
             out,
             "{}",
-            json!({"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status, "updated": r.updated, "chart": r.chart, "sequenced": r.sequenced, "description": r.description, "steps": steps})
+            json!({"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status,
+                "updated": r.updated(), "chart": r.chart(), "sequenced": r.sequenced, "description": r.description,
+                "steps": steps, "report": r.report})
         )?;
         return Ok(Outcome::Clean);
     }
     writeln!(
         out,
-        "NAME: {}\nNAMESPACE: {}\nREVISION: {}\nSTATUS: {}\nLAST DEPLOYED: {}\nCHART: {}\nSEQUENCED: {}\nDESCRIPTION: {}",
-        r.name, r.namespace, r.revision, r.status, r.updated, r.chart, r.sequenced, r.description
+        "NAME: {}\nLAST DEPLOYED: {}\nNAMESPACE: {}\nSTATUS: {}\nREVISION: {}\nCHART: {}\nSEQUENCED: {}",
+        r.name,
+        helm_time(r.updated()),
+        r.namespace,
+        r.status,
+        r.revision,
+        r.chart(),
+        r.sequenced
     )?;
+    let mut description = r.description.lines();
+    writeln!(
+        out,
+        "DESCRIPTION: {}",
+        description.next().unwrap_or_default()
+    )?;
+    for more in description {
+        writeln!(out, "  {more}")?;
+    }
     let live = rt.block_on(apply::live_state(cluster.as_ref(), r));
     writeln!(out, "RESOURCES (install order, live state):")?;
     for s in &r.steps {
@@ -674,5 +828,117 @@ pub fn status(
             writeln!(out, "    {}: {}", r.items[i].label(), live[i])?;
         }
     }
+    if let Some(report) = &r.report {
+        writeln!(out, "LAST RUN:")?;
+        write_report(out, report)?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// A table as helm prints one (cells padded, then a tab), each row followed by its `more`
+/// lines, indented.
+fn write_table(
+    out: &mut dyn Write,
+    headers: &[&str],
+    rows: &[Vec<String>],
+    more: &[Vec<String>],
+) -> std::io::Result<()> {
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([headers[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut text = String::new();
+        for (c, cell) in cells.enumerate() {
+            let _ = write!(text, "{cell:<w$}\t", w = widths[c]);
+        }
+        text.trim_end().to_owned()
+    };
+    writeln!(out, "{}", line(&mut headers.iter().copied()))?;
+    for (i, row) in rows.iter().enumerate() {
+        writeln!(out, "{}", line(&mut row.iter().map(String::as_str)))?;
+        for extra in more.get(i).into_iter().flatten() {
+            writeln!(out, "  {extra}")?;
+        }
+    }
+    Ok(())
+}
+
+/// A recorded run's outcome in the summary layout.
+fn write_report(out: &mut dyn Write, report: &Report) -> std::io::Result<()> {
+    write_summary(
+        out,
+        report.steps.iter().map(|s| {
+            (
+                s.step.as_str(),
+                s.resources,
+                Duration::from_millis(s.waited_ms),
+                s.result.as_str(),
+                s.detail.as_deref(),
+            )
+        }),
+        &report.kept,
+        &report.skipped,
+    )
+}
+
+/// `chartseq list`: the latest revision of each release, as `helm list` shows them.
+pub fn list(
+    settings: &ListSettings,
+    out: &mut dyn Write,
+    _err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let cs = &settings.cluster;
+    let rt = runtime()?;
+    let cluster = rt.block_on(connect(cs))?;
+    let namespace = (!settings.all_namespaces).then_some(cs.namespace.as_str());
+    let releases = rt
+        .block_on(apply::releases(cluster.as_ref(), cs.driver, namespace))
+        .map_err(|e| Error::new(e.to_string()))?;
+    if cs.progress == Progress::Json {
+        let list: Vec<_> = releases
+            .iter()
+            .map(|r| {
+                json!({"name": r.name, "namespace": r.namespace, "revision": r.revision.to_string(),
+                    "updated": helm_time(r.updated()), "status": r.status, "chart": r.chart(),
+                    "app_version": r.app_version(), "sequenced": r.sequenced})
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::Value::Array(list))?;
+        return Ok(Outcome::Clean);
+    }
+    let rows: Vec<Vec<String>> = releases
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                r.namespace.clone(),
+                r.revision.to_string(),
+                helm_time(r.updated()),
+                r.status.clone(),
+                r.chart(),
+                r.app_version().to_owned(),
+            ]
+        })
+        .collect();
+    write_table(
+        out,
+        &[
+            "NAME",
+            "NAMESPACE",
+            "REVISION",
+            "UPDATED",
+            "STATUS",
+            "CHART",
+            "APP VERSION",
+        ],
+        &rows,
+        &[],
+    )?;
     Ok(Outcome::Clean)
 }

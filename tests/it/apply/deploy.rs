@@ -54,7 +54,7 @@ fn install_runs_the_plan_as_a_dag_and_records_the_release() {
             labels["version"].as_str(),
             labels["status"].as_str()
         ),
-        (Some("chartseq"), Some("shop"), Some("1"), Some("deployed"))
+        (Some("helm"), Some("shop"), Some("1"), Some("deployed"))
     );
     assert!(out.contains("STEP") && out.contains("shop app"), "{out}");
 }
@@ -98,12 +98,14 @@ fn upgrade_prunes_in_reverse_and_rollback_restores() {
         "shop:1"
     );
 
-    let (code, out, _) = env.run(&["history", "shop", "-n", "default"]);
+    let (code, out, _) = env.run(&["history", "shop", "-n", "default", "-o", "json"]);
     assert_eq!(code, 0);
-    let statuses: Vec<&str> = out
+    let statuses: Vec<String> = out
         .lines()
-        .skip(1)
-        .map(|l| l.split_whitespace().nth(2).unwrap_or_default())
+        .map(|l| {
+            let row: serde_json::Value = serde_json::from_str(l).expect("JSON lines");
+            row["status"].as_str().expect("a status").to_owned()
+        })
         .collect();
     assert_eq!(statuses, ["superseded", "superseded", "deployed"], "{out}");
     assert!(out.contains("Rollback to 1"), "{out}");

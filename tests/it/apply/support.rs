@@ -97,7 +97,7 @@ impl Env {
         self.server.server.object(
             "Secret",
             Some("default"),
-            &format!("chartseq.release.v1.shop.v{revision}"),
+            &format!("sh.helm.release.v1.shop.v{revision}"),
         )
     }
 }

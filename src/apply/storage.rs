@@ -1,0 +1,404 @@
+//! Helm v4's release storage (SPEC §5), read and written exactly as Helm's Secret and
+//! `ConfigMap` drivers do (`pkg/storage/driver/{secrets,cfgmaps,util}.go`, `pkg/storage`).
+//!
+//! One object per revision in the release namespace, named `sh.helm.release.v1.<name>.v<N>`,
+//! labelled `owner=helm`, `name`, `status`, `version` and `createdAt` (on create) or
+//! `modifiedAt` (on update), its `release` key holding base64 of the gzipped release JSON. A
+//! Secret (the default, `HELM_DRIVER=secret`) has type `helm.sh/release.v1` and, being a
+//! Secret, base64-encodes that text once more in its `data`; a `ConfigMap`
+//! (`HELM_DRIVER=configmap`) holds the text as is. Revisions are created (never overwritten)
+//! and updated in place, as Helm does; `--history-max` deletes the oldest ones but never the
+//! deployed one (`Storage.removeLeastRecent`).
+//!
+//! Either object holds at most 1 MiB of data on a real API server: [`Storage::check_size`]
+//! refuses a larger revision before anything of the release is applied.
+
+use std::collections::BTreeMap;
+use std::io::{Read as _, Write as _};
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::cluster::{Cluster, ClusterError, ErrorKind, Kind};
+use super::release::Record;
+
+/// What the API server accepts in one Secret's or `ConfigMap`'s data (`MaxSecretSize`).
+pub const MAX_DATA_BYTES: usize = 1024 * 1024;
+/// Room kept for what a run adds to its revision (the outcome and the failure's
+/// description) when a revision is judged before it runs.
+pub const OUTCOME_RESERVE: usize = 32 * 1024;
+/// Helm's `--history-max` default.
+pub const DEFAULT_HISTORY_MAX: usize = 10;
+
+/// Storage objects' labels Helm sets itself (`systemLabels` in `util.go`).
+const SYSTEM_LABELS: [&str; 6] = [
+    "name",
+    "owner",
+    "status",
+    "version",
+    "createdAt",
+    "modifiedAt",
+];
+
+/// Which kind of object holds the revisions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Driver {
+    Secret,
+    ConfigMap,
+}
+
+impl Driver {
+    /// A `HELM_DRIVER` / `--storage` value, as Helm reads it (`secret`, `secrets` or empty;
+    /// `configmap`, `configmaps`).
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name {
+            "" | "secret" | "secrets" => Ok(Driver::Secret),
+            "configmap" | "configmaps" => Ok(Driver::ConfigMap),
+            "memory" | "sql" => Err(format!(
+                "the {name} storage driver is not supported by chartseq: use secret or configmap"
+            )),
+            other => Err(format!(
+                "unknown storage driver {other:?}: use secret or configmap"
+            )),
+        }
+    }
+
+    fn kind(self) -> Kind {
+        let (kind, plural) = match self {
+            Driver::Secret => ("Secret", "secrets"),
+            Driver::ConfigMap => ("ConfigMap", "configmaps"),
+        };
+        Kind {
+            group: String::new(),
+            version: "v1".to_owned(),
+            kind: kind.to_owned(),
+            plural: plural.to_owned(),
+            namespaced: true,
+        }
+    }
+
+    /// `Secret` or `ConfigMap`, for messages.
+    #[must_use]
+    pub fn object_kind(self) -> &'static str {
+        match self {
+            Driver::Secret => "Secret",
+            Driver::ConfigMap => "ConfigMap",
+        }
+    }
+}
+
+/// The storage object's name of one revision (`makeKey` in `storage.go`).
+#[must_use]
+pub fn key(name: &str, revision: u32) -> String {
+    format!("sh.helm.release.v1.{name}.v{revision}")
+}
+
+/// Helm's encoding of a release: base64 of the gzipped JSON (`encodeRelease`).
+pub fn encode(release: &Value) -> Result<String, String> {
+    let json = serde_json::to_vec(release).map_err(|e| format!("encoding the release: {e}"))?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&json)
+        .and_then(|()| gz.finish())
+        .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes))
+        .map_err(|e| format!("compressing the release: {e}"))
+}
+
+/// Helm's decoding (`decodeRelease`): base64, then gunzip when the gzip magic is there
+/// (releases stored before compression are plain JSON).
+pub fn decode(text: &str) -> Result<Map<String, Value>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("not base64: {e}"))?;
+    let json = if bytes.starts_with(&[0x1f, 0x8b, 0x08]) {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(|e| format!("not gzip: {e}"))?;
+        out
+    } else {
+        bytes
+    };
+    serde_json::from_slice(&json).map_err(|e| format!("not a release: {e}"))
+}
+
+/// Why a revision could not be stored or read.
+#[derive(Clone, Debug)]
+pub enum StorageError {
+    Cluster(ClusterError),
+    /// The revision is over what one storage object may hold.
+    TooLarge {
+        release: String,
+        revision: u32,
+        bytes: usize,
+        driver: Driver,
+    },
+    /// Another run created this revision first.
+    Exists {
+        release: String,
+        revision: u32,
+    },
+    Encoding(String),
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Cluster(e) => e.fmt(f),
+            StorageError::TooLarge {
+                release,
+                revision,
+                bytes,
+                driver,
+            } => write!(
+                f,
+                "release {release} revision {revision} would be stored as {bytes} bytes, but a {} holds at most {MAX_DATA_BYTES} bytes ({OUTCOME_RESERVE} of them kept for the run's outcome); nothing was applied. Render less into the release (large embedded files or ConfigMaps)",
+                driver.object_kind()
+            ),
+            StorageError::Exists { release, revision } => write!(
+                f,
+                "release {release} revision {revision} already exists: another operation on this release is running or just ran"
+            ),
+            StorageError::Encoding(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<ClusterError> for StorageError {
+    fn from(e: ClusterError) -> Self {
+        StorageError::Cluster(e)
+    }
+}
+
+/// A driver over a cluster.
+#[derive(Clone, Copy)]
+pub struct Storage<'a> {
+    pub cluster: &'a dyn Cluster,
+    pub driver: Driver,
+}
+
+impl Storage<'_> {
+    /// The storage object for a revision, with Helm's labels.
+    fn object(&self, record: &Record, stamp: &str) -> Result<Value, StorageError> {
+        let text = encode(&record.to_json()).map_err(StorageError::Encoding)?;
+        let mut labels: Map<String, Value> = record
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        labels.insert(stamp.to_owned(), json!(unix_now().to_string()));
+        labels.insert("name".into(), json!(record.name));
+        labels.insert("owner".into(), json!("helm"));
+        labels.insert("status".into(), json!(record.status));
+        labels.insert("version".into(), json!(record.revision.to_string()));
+        let metadata = json!({
+            "name": key(&record.name, record.revision),
+            "namespace": record.namespace,
+            "labels": labels,
+        });
+        Ok(match self.driver {
+            Driver::Secret => json!({
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": metadata,
+                "type": "helm.sh/release.v1",
+                "data": {"release": base64::engine::general_purpose::STANDARD.encode(text)},
+            }),
+            Driver::ConfigMap => json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": metadata,
+                "data": {"release": text},
+            }),
+        })
+    }
+
+    /// The bytes the revision takes in its storage object's data, refused when it would not
+    /// fit (with room for the run's outcome).
+    pub fn check_size(&self, record: &Record) -> Result<usize, StorageError> {
+        let bytes = encode(&record.to_json())
+            .map_err(StorageError::Encoding)?
+            .len();
+        if bytes + OUTCOME_RESERVE > MAX_DATA_BYTES {
+            return Err(StorageError::TooLarge {
+                release: record.name.clone(),
+                revision: record.revision,
+                bytes,
+                driver: self.driver,
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Stores a new revision; an existing one of the same number is an error (two runs).
+    pub async fn create(&self, record: &Record) -> Result<(), StorageError> {
+        let object = self.object(record, "createdAt")?;
+        match self
+            .cluster
+            .create(&self.driver.kind(), Some(&record.namespace), &object)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind == ErrorKind::Conflict => Err(StorageError::Exists {
+                release: record.name.clone(),
+                revision: record.revision,
+            }),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Rewrites a revision (its status changed).
+    pub async fn update(&self, record: &Record) -> Result<(), StorageError> {
+        let object = self.object(record, "modifiedAt")?;
+        self.cluster
+            .replace(
+                &self.driver.kind(),
+                Some(&record.namespace),
+                &key(&record.name, record.revision),
+                &object,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes one revision's object.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        revision: u32,
+    ) -> Result<(), StorageError> {
+        self.cluster
+            .delete(
+                &self.driver.kind(),
+                Some(namespace),
+                &key(name, revision),
+                None,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Every revision of a release, oldest first (Helm's `History`: `name=<n>,owner=helm`).
+    pub async fn history(&self, namespace: &str, name: &str) -> Result<Vec<Record>, StorageError> {
+        let mut records = self
+            .read(Some(namespace), &format!("name={name},owner=helm"))
+            .await?;
+        records.retain(|r| r.name == name);
+        records.sort_by_key(|r| r.revision);
+        Ok(records)
+    }
+
+    /// Every revision of every release in a namespace (all namespaces with `None`), oldest
+    /// first per release.
+    pub async fn all(&self, namespace: Option<&str>) -> Result<Vec<Record>, StorageError> {
+        let mut records = self.read(namespace, "owner=helm").await?;
+        records.sort_by(|a, b| {
+            (&a.namespace, &a.name, a.revision).cmp(&(&b.namespace, &b.name, b.revision))
+        });
+        Ok(records)
+    }
+
+    async fn read(
+        &self,
+        namespace: Option<&str>,
+        labels: &str,
+    ) -> Result<Vec<Record>, StorageError> {
+        let (objects, _) = self
+            .cluster
+            .list(&self.driver.kind(), namespace, labels)
+            .await?;
+        let mut records = Vec::with_capacity(objects.len());
+        for object in objects {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let text = match self.driver {
+                Driver::Secret => object["data"]["release"]
+                    .as_str()
+                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+                    .and_then(|b| String::from_utf8(b).ok()),
+                Driver::ConfigMap => object["data"]["release"].as_str().map(str::to_owned),
+            };
+            let release = text
+                .ok_or_else(|| "no release data".to_owned())
+                .and_then(|t| decode(&t))
+                .and_then(|json| {
+                    let labels: BTreeMap<String, String> = object["metadata"]["labels"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .filter(|(k, _)| !SYSTEM_LABELS.contains(&k.as_str()))
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect();
+                    Record::from_json(json, labels)
+                })
+                .map_err(|e| {
+                    StorageError::Cluster(ClusterError::other(format!(
+                        "release record {name} ({} in namespace {}): {e}",
+                        self.driver.object_kind(),
+                        object["metadata"]["namespace"].as_str().unwrap_or_default()
+                    )))
+                })?;
+            records.push(release);
+        }
+        Ok(records)
+    }
+
+    /// Deletes the oldest revisions until `keep` remain, never the last deployed one (Helm's
+    /// `removeLeastRecent`, run with `max - 1` before a new revision is created).
+    pub async fn prune(&self, history: &[Record], keep: usize) -> Result<(), StorageError> {
+        if history.len() <= keep {
+            return Ok(());
+        }
+        let deployed = history
+            .iter()
+            .rev()
+            .find(|r| r.status == "deployed")
+            .map(|r| r.revision);
+        let mut remaining = history.len();
+        for r in history {
+            if remaining == keep {
+                break;
+            }
+            if Some(r.revision) == deployed {
+                continue;
+            }
+            self.delete(&r.namespace, &r.name, r.revision).await?;
+            remaining -= 1;
+        }
+        Ok(())
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips_and_reads_uncompressed_records() {
+        let release = json!({"name": "shop", "version": 3, "info": {"status": "deployed"}});
+        let text = encode(&release).expect("encodes");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&text)
+            .expect("base64");
+        assert_eq!(&bytes[..3], &[0x1f, 0x8b, 0x08], "gzip");
+        assert_eq!(Value::Object(decode(&text).expect("decodes")), release);
+        let plain = base64::engine::general_purpose::STANDARD.encode(release.to_string());
+        assert_eq!(Value::Object(decode(&plain).expect("decodes")), release);
+        assert!(decode("%%%").is_err());
+    }
+
+    #[test]
+    fn drivers_are_named_as_helm_names_them() {
+        assert_eq!(Driver::from_name(""), Ok(Driver::Secret));
+        assert_eq!(Driver::from_name("secrets"), Ok(Driver::Secret));
+        assert_eq!(Driver::from_name("configmap"), Ok(Driver::ConfigMap));
+        assert!(Driver::from_name("sql").is_err());
+        assert!(Driver::from_name("etcd").is_err());
+        assert_eq!(key("shop", 12), "sh.helm.release.v1.shop.v12");
+    }
+}
