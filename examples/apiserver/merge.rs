@@ -327,6 +327,10 @@ pub(super) fn apply(
         let g = live["metadata"]["generation"].as_i64().unwrap_or(1);
         live["metadata"]["generation"] = json!(g + 1);
     }
+    if let Err(refused) = super::validation::validate(&t.ty, &live) {
+        drop(st);
+        return refused;
+    }
     if dry_run {
         server.record(&mut st, "apply", &live, true);
         drop(st);

@@ -42,8 +42,11 @@ mod controllers;
 mod discovery;
 mod faults;
 mod merge;
+mod protobuf;
 mod scenario;
+mod selector;
 mod storage;
+mod validation;
 mod watch;
 
 use codec::{decode, query, status_error};
@@ -358,7 +361,26 @@ pub fn spawn(scenario: Scenario, kubeconfig_dir: &Path) -> Handle {
     }
 }
 
+/// Serves one request in the encoding its client asked for.
 async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
+    let accept = req
+        .headers()
+        .get("accept")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let streaming = query(&req)
+        .get("watch")
+        .is_some_and(|w| w == "true" || w == "1");
+    let response = route(server, req).await;
+    if streaming {
+        response
+    } else {
+        codec::negotiate(&accept, response).await
+    }
+}
+
+async fn route(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
     let q = query(&req);
     let watching = matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
     if let Some(fault) = faults::before(&server, watching).await {
@@ -394,6 +416,10 @@ async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
     let body = match req.into_body().collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => return status_error(400, "BadRequest", &format!("reading body: {e}"), json!({})),
+    };
+    let body = match codec::request_body(&content_type, body) {
+        Ok(b) => b,
+        Err(refused) => return refused,
     };
     match (method, &target.name) {
         (Method::GET, None) if watching => watch(&server, &target, &q),

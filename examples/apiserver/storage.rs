@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use super::codec::{bad_request, not_found, parse_body, respond, status_error};
 use super::discovery::{ResourceType, Target};
 use super::merge::{apply, spec_part};
+use super::selector::Selector;
+use super::validation::validate;
 use super::{Body, Key, Server, State, now_rfc3339};
 
 pub(super) fn key(t: &Target, name: &str) -> Key {
@@ -34,50 +36,6 @@ pub(super) fn get(server: &Server, t: &Target, name: &str) -> Response<Body> {
     }
 }
 
-/// Field and label selectors as `kubectl` and chartseq send them.
-pub(super) struct Selector {
-    pub(super) name: Option<String>,
-    pub(super) labels: Vec<(String, Option<String>)>,
-}
-
-impl Selector {
-    pub(super) fn from_query(q: &BTreeMap<String, String>) -> Self {
-        let name = q.get("fieldSelector").and_then(|f| {
-            f.split(',')
-                .find_map(|p| p.strip_prefix("metadata.name=").map(str::to_owned))
-        });
-        let labels = q
-            .get("labelSelector")
-            .map(|l| {
-                l.split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(|p| match p.split_once('=') {
-                        Some((k, v)) => (k.trim_end_matches('=').to_owned(), Some(v.to_owned())),
-                        None => (p.to_owned(), None),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Self { name, labels }
-    }
-
-    pub(super) fn matches(&self, obj: &Value) -> bool {
-        let meta = &obj["metadata"];
-        if let Some(n) = &self.name {
-            if meta["name"].as_str() != Some(n) {
-                return false;
-            }
-        }
-        self.labels.iter().all(|(k, v)| {
-            let have = meta["labels"][k].as_str();
-            match v {
-                Some(v) => have == Some(v),
-                None => have.is_some(),
-            }
-        })
-    }
-}
-
 pub(super) fn in_scope(t: &Target, group: &str, plural: &str, ns: Option<&str>) -> bool {
     group == t.ty.group
         && plural == t.ty.plural
@@ -85,7 +43,10 @@ pub(super) fn in_scope(t: &Target, group: &str, plural: &str, ns: Option<&str>) 
 }
 
 pub(super) fn list(server: &Server, t: &Target, q: &BTreeMap<String, String>) -> Response<Body> {
-    let sel = Selector::from_query(q);
+    let sel = match Selector::from_query(q) {
+        Ok(sel) => sel,
+        Err(e) => return bad_request(&e),
+    };
     let st = server.lock();
     let items: Vec<Value> = st
         .objects
@@ -141,7 +102,16 @@ pub(super) fn put(server: &Arc<Server>, t: &Target, name: &str, body: &[u8]) -> 
             next["metadata"]["generation"] = json!(meta["generation"].as_i64().unwrap_or(1) + 1);
         }
     }
+    if !t.ty.status {
+        if let Some(m) = next.as_object_mut() {
+            m.remove("status");
+        }
+    }
+    if let Err(refused) = validate(&t.ty, &next) {
+        return refused;
+    }
     let managers = stored.managers.clone();
+    server.record(&mut st, "update", &next, false);
     let out = server.store(
         &mut st,
         &t.ty,

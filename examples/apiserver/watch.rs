@@ -17,7 +17,8 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::codec::status_error;
 use super::discovery::Target;
-use super::storage::{Selector, in_scope};
+use super::selector::Selector;
+use super::storage::in_scope;
 use super::{Body, Server};
 
 /// A response body fed by a channel: the watch stream.
@@ -40,7 +41,10 @@ pub(super) fn watch(
     t: &Target,
     q: &BTreeMap<String, String>,
 ) -> Response<Body> {
-    let sel = Selector::from_query(q);
+    let sel = match Selector::from_query(q) {
+        Ok(sel) => sel,
+        Err(e) => return super::codec::bad_request(&e),
+    };
     let since: Option<u64> = q
         .get("resourceVersion")
         .and_then(|v| v.parse().ok())

@@ -149,10 +149,26 @@ impl Record {
         !self.crds.contains(&i) && self.items[i].hook.is_none()
     }
 
-    /// Puts the items in stored order (manifest objects, hooks, then `crds/` objects), so
-    /// that recorded indexes stay valid when the revision is read back.
-    fn normalize(&mut self) {
+    /// Puts the items in stored order: manifest objects in the order the plan applies them,
+    /// hooks by weight, then `crds/` objects. Recorded indexes stay valid when the revision
+    /// is read back, and the manifest reads in install order.
+    ///
+    /// A revision read back keeps the order it was stored in (`by_plan` false): its recorded
+    /// plan indexes into that order.
+    fn normalize(&mut self, by_plan: bool) {
         let n = self.items.len();
+        let mut position = vec![usize::MAX; n];
+        let planned = self
+            .steps
+            .iter()
+            .flat_map(|s| s.resources.iter())
+            .chain(self.hooks.iter())
+            .chain(self.crds.iter());
+        for (p, &i) in planned.enumerate() {
+            if by_plan && i < n && position[i] == usize::MAX {
+                position[i] = p;
+            }
+        }
         let rank = |i: usize| {
             if self.crds.contains(&i) {
                 2
@@ -161,7 +177,7 @@ impl Record {
             }
         };
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| (rank(i), i));
+        order.sort_by_key(|&i| (rank(i), position[i], i));
         let mut new_index = vec![0; n];
         for (new, &old) in order.iter().enumerate() {
             new_index[old] = new;
@@ -281,7 +297,7 @@ impl Record {
             crate::parse::Limits::default(),
         );
         let plan = crate::plan::plan(&model).ok();
-        let mut record = from_model(&model, plan.as_ref(), &name, &namespace)
+        let mut record = from_model(&model, plan.as_ref(), &name, &namespace, false)
             .map_err(|e| format!("release {name} revision {revision}: {e}"))?;
         let own = release.remove("chartseq");
         let recorded: Option<Vec<RecordedStep>> = own
@@ -385,7 +401,7 @@ pub fn record_from_plan(
     name: &str,
     namespace: &str,
 ) -> Result<Record, String> {
-    let mut record = from_model(model, Some(plan), name, namespace)?;
+    let mut record = from_model(model, Some(plan), name, namespace, true)?;
     record.sequenced = true;
     record.plan_recorded = true;
     record.first_deployed = Some(now());
@@ -394,13 +410,14 @@ pub fn record_from_plan(
     Ok(record)
 }
 
-/// The objects of a model in stored order and the steps of its plan (one unsequenced step
-/// when there is no plan).
+/// The objects of a model in stored order (`by_plan`: install order) and the steps of its
+/// plan (one unsequenced step when there is no plan).
 fn from_model(
     model: &Model,
     plan: Option<&Plan>,
     name: &str,
     namespace: &str,
+    by_plan: bool,
 ) -> Result<Record, String> {
     let mut items = Vec::new();
     let mut by_doc = BTreeMap::new();
@@ -500,7 +517,7 @@ fn from_model(
         helm: Map::new(),
         labels: BTreeMap::new(),
     };
-    record.normalize();
+    record.normalize(by_plan);
     Ok(record)
 }
 
