@@ -20,6 +20,11 @@ use kube::api::{
 use kube::core::{ApiResource, WatchEvent};
 use serde_json::Value;
 
+/// The field manager of every apply: Helm's own (`helm`, the name it runs under), so that
+/// helm and chartseq own a release's fields together and either can upgrade what the other
+/// applied without field conflicts.
+pub const FIELD_MANAGER: &str = "helm";
+
 /// A resolved resource type: what a URL needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kind {
@@ -416,7 +421,7 @@ impl Cluster for KubeCluster {
         Box::pin(async move {
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
             let api = self.api(kind, namespace);
-            let mut params = PatchParams::apply("chartseq");
+            let mut params = PatchParams::apply(FIELD_MANAGER);
             if options.force {
                 params = params.force();
             }

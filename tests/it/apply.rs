@@ -7,6 +7,8 @@ mod apiserver;
 
 mod deploy;
 mod e2e;
+mod helm;
 mod kubectl;
+mod plugin;
 mod safety;
 mod support;

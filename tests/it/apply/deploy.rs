@@ -44,7 +44,8 @@ fn install_runs_the_plan_as_a_dag_and_records_the_release() {
             .is_none(),
         "{app}"
     );
-    assert_eq!(app["metadata"]["managedFields"][0]["manager"], "chartseq");
+    // Helm's field manager: helm and chartseq own the release's fields together.
+    assert_eq!(app["metadata"]["managedFields"][0]["manager"], "helm");
     let secret = env.release_secret(1).expect("the release is recorded");
     let labels = &secret["metadata"]["labels"];
     assert_eq!(
