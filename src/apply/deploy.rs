@@ -379,18 +379,23 @@ impl Runner {
         Ok(target)
     }
 
-    /// Reads the live objects the record would write and judges who owns them; returns those
-    /// that belong to someone else. Nothing is written.
-    pub async fn foreign_objects(&self, record: &Record) -> Result<Vec<(String, Owner)>, RunError> {
+    /// The live state of some of the record's objects, in order: their type, namespace and
+    /// the object (`None` when it does not exist, or its type does not). Reads only, a few at
+    /// a time.
+    async fn live_objects(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+    ) -> Result<Vec<(usize, Kind, Option<String>, Option<Value>)>, RunError> {
         use futures_util::StreamExt as _;
-        let indexes: Vec<usize> = (0..record.items.len())
-            .filter(|i| !record.crds.contains(i))
-            .collect();
-        let checks = futures_util::stream::iter(indexes.into_iter().map(|i| async move {
+        // Owned indexes: a closure over borrowed ones makes the future not `Send` for every
+        // lifetime, which the spawned deploy task needs.
+        let owned: Vec<usize> = indexes.to_vec();
+        let reads = futures_util::stream::iter(owned.into_iter().map(|i| async move {
             let item = &record.items[i];
             let kind = match self.kind(item, false).await {
                 Ok(k) => k,
-                // No such type yet (a CRD of this release not installed): no such object.
+                // No such type (a CRD not installed yet, or removed): no such object.
                 Err(RunError::Cluster { error, .. }) if error.kind == ErrorKind::NotFound => {
                     return Ok(None);
                 }
@@ -405,27 +410,41 @@ impl Runner {
                     resource: Some(item.label()),
                     error,
                 })?;
-            let known = Known {
-                recorded: Some(&item.object),
-                hook: item.hook.is_some(),
-            };
-            Ok(live.and_then(
-                |live| match ownership::decide(&live, Self::release(record), known) {
-                    Decision::Foreign(owner) => Some((item.label(), owner)),
-                    Decision::Owned | Decision::Kept => None,
-                },
-            ))
+            Ok(Some((i, kind, ns, live)))
         }))
         .buffered(16)
         .collect::<Vec<_>>()
         .await;
-        let mut foreign = Vec::new();
-        for check in checks {
-            if let Some(f) = check? {
-                foreign.push(f);
-            }
+        let mut out = Vec::with_capacity(reads.len());
+        for read in reads {
+            out.extend(read?);
         }
-        Ok(foreign)
+        Ok(out)
+    }
+
+    fn decide(record: &Record, index: usize, live: &Value) -> Decision {
+        let item = &record.items[index];
+        let known = Known {
+            recorded: Some(&item.object),
+            hook: item.hook.is_some(),
+        };
+        ownership::decide(live, Self::release(record), known)
+    }
+
+    /// Reads the live objects the record would write and judges who owns them; returns those
+    /// that belong to someone else. Nothing is written.
+    pub async fn foreign_objects(&self, record: &Record) -> Result<Vec<(String, Owner)>, RunError> {
+        let indexes: Vec<usize> = (0..record.items.len())
+            .filter(|i| !record.crds.contains(i))
+            .collect();
+        let live = self.live_objects(record, &indexes).await?;
+        Ok(live
+            .into_iter()
+            .filter_map(|(i, _, _, live)| match Self::decide(record, i, &live?) {
+                Decision::Foreign(owner) => Some((record.items[i].label(), owner)),
+                Decision::Owned | Decision::Kept => None,
+            })
+            .collect())
     }
 
     /// Applies `indexes` in Helm's kind order, one kind at a time, the objects of a kind
@@ -709,78 +728,73 @@ impl Runner {
         label: &str,
         keep: bool,
     ) -> Result<Duration, RunError> {
-        let mut targets = Vec::new();
-        for &i in indexes {
+        // Judge every object first (reads only), reporting in order what stays.
+        let mut doomed = Vec::new();
+        for (i, kind, ns, live) in self.live_objects(record, indexes).await? {
+            let Some(live) = live else { continue };
             let item = &record.items[i];
-            let kind = match self.kind(item, false).await {
-                Ok(k) => k,
-                // Its type is gone (a CRD removed): so is the object.
-                Err(RunError::Cluster { error, .. }) if error.kind == ErrorKind::NotFound => {
-                    continue;
+            match Self::decide(record, i, &live) {
+                Decision::Foreign(owner) => self.emit(Event::Skipped {
+                    resource: item.label(),
+                    owner: owner.to_string(),
+                }),
+                Decision::Kept if keep => self.emit(Event::Kept {
+                    resource: item.label(),
+                }),
+                Decision::Kept | Decision::Owned => {
+                    let uid = live["metadata"]["uid"].as_str().map(str::to_owned);
+                    doomed.push((i, kind, ns, uid));
                 }
-                Err(e) => return Err(e),
-            };
-            let ns = Self::namespace_for(&kind, item);
-            let cluster_error = |error| RunError::Cluster {
-                resource: Some(item.label()),
-                error,
-            };
-            let Some(live) = self
-                .cluster
-                .get(&kind, ns.as_deref(), &item.name)
-                .await
-                .map_err(cluster_error)?
-            else {
-                continue;
-            };
-            let known = Known {
-                recorded: Some(&item.object),
-                hook: item.hook.is_some(),
-            };
-            match ownership::decide(&live, Self::release(record), known) {
-                Decision::Foreign(owner) => {
-                    self.emit(Event::Skipped {
-                        resource: item.label(),
-                        owner: owner.to_string(),
-                    });
-                    continue;
-                }
-                Decision::Kept if keep => {
-                    self.emit(Event::Kept {
-                        resource: item.label(),
-                    });
-                    continue;
-                }
-                Decision::Kept | Decision::Owned => {}
             }
-            if self.settings.dry_run {
-                continue;
+        }
+        if self.settings.dry_run {
+            return Ok(Duration::ZERO);
+        }
+        // Then delete in the order given (reverse kind order), the objects of a kind at once,
+        // each only if it is still the very object judged (its uid).
+        let mut targets = Vec::new();
+        let mut rest = &doomed[..];
+        while let Some(first) = rest.first() {
+            let rank = install_rank(&record.items[first.0].kind);
+            let same = rest
+                .iter()
+                .take_while(|d| install_rank(&record.items[d.0].kind) == rank)
+                .count();
+            let (batch, tail) = rest.split_at(same);
+            rest = tail;
+            let mut deletes = Vec::with_capacity(batch.len());
+            for (i, kind, ns, uid) in batch {
+                deletes.push(self.cluster.delete(
+                    kind,
+                    ns.as_deref(),
+                    &record.items[*i].name,
+                    uid.as_deref(),
+                ));
             }
-            let uid = live["metadata"]["uid"].as_str();
-            let existed = match self
-                .cluster
-                .delete(&kind, ns.as_deref(), &item.name, uid)
-                .await
-            {
-                Ok(existed) => existed,
-                // Replaced by someone else since it was judged: not the object we own.
-                Err(error) if error.kind == ErrorKind::Conflict => {
-                    self.emit(Event::Skipped {
+            let results = futures_util::future::join_all(deletes).await;
+            for ((i, kind, ns, _), result) in batch.iter().zip(results) {
+                let item = &record.items[*i];
+                match result {
+                    Ok(true) => targets.push(Target {
+                        kind: kind.clone(),
+                        namespace: ns.clone(),
+                        name: item.name.clone(),
+                        readiness: None,
+                        goal: Goal::Gone,
+                    }),
+                    Ok(false) => {}
+                    // Replaced by someone else since it was judged: not the object we own.
+                    Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
                         resource: item.label(),
                         owner: format!("replaced while being deleted ({error})"),
-                    });
-                    continue;
+                    }),
+                    Err(error) => {
+                        return Err(RunError::Cluster {
+                            resource: Some(item.label()),
+                            error,
+                        });
+                    }
                 }
-                Err(error) => return Err(cluster_error(error)),
-            };
-            if existed {
-                targets.push(Target {
-                    kind,
-                    namespace: ns,
-                    name: item.name.clone(),
-                    readiness: None,
-                    goal: Goal::Gone,
-                });
             }
         }
         if targets.is_empty() {

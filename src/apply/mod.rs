@@ -75,7 +75,7 @@ impl Context {
     }
 
     /// Stores a new revision, making room first as `--history-max` asks.
-    async fn create(&self, history: &[Record], record: &Record) -> Result<(), RunError> {
+    async fn create(&self, history: &[Record], record: &storage::Prepared) -> Result<(), RunError> {
         let store = self.storage();
         if self.history_max > 0 {
             store
@@ -179,15 +179,14 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     };
     status.clone_into(&mut record.status);
     description.clone_into(&mut record.description);
-    ctx.storage()
-        .check_size(&record)
-        .map_err(RunError::Storage)?;
+    let prepared = ctx.storage().prepare(&record).map_err(RunError::Storage)?;
     let runner = ctx.runner();
     ctx.check_ownership(&runner, &record).await?;
     let dry_run = ctx.settings.dry_run;
     if !dry_run {
-        ctx.create(&history, &record).await?;
+        ctx.create(&history, &prepared).await?;
     }
+    drop(prepared);
     let (pre, post) = if upgrade {
         ("pre-upgrade", "post-upgrade")
     } else {
@@ -328,15 +327,14 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
         format!("Rollback to {target_rev}"),
     );
     record.first_deployed.clone_from(&current.first_deployed);
-    ctx.storage()
-        .check_size(&record)
-        .map_err(RunError::Storage)?;
+    let prepared = ctx.storage().prepare(&record).map_err(RunError::Storage)?;
     let runner = ctx.runner();
     ctx.check_ownership(&runner, &record).await?;
     let dry_run = ctx.settings.dry_run;
     if !dry_run {
-        ctx.create(&history, &record).await?;
+        ctx.create(&history, &prepared).await?;
     }
+    drop(prepared);
     let record = Arc::new(record);
     // Prune from the current revision and from the latest (a failed upgrade may have added
     // objects the current one lacks).

@@ -10,7 +10,7 @@
 //! and updated in place, as Helm does; `--history-max` deletes the oldest ones but never the
 //! deployed one (`Storage.removeLeastRecent`).
 //!
-//! Either object holds at most 1 MiB of data on a real API server: [`Storage::check_size`]
+//! Either object holds at most 1 MiB of data on a real API server: [`Storage::prepare`]
 //! refuses a larger revision before anything of the release is applied.
 
 use std::collections::BTreeMap;
@@ -169,6 +169,14 @@ impl From<ClusterError> for StorageError {
     }
 }
 
+/// A new revision's storage object, encoded and checked.
+pub struct Prepared {
+    object: Value,
+    release: String,
+    namespace: String,
+    revision: u32,
+}
+
 /// A driver over a cluster.
 #[derive(Clone, Copy)]
 pub struct Storage<'a> {
@@ -212,12 +220,16 @@ impl Storage<'_> {
         })
     }
 
-    /// The bytes the revision takes in its storage object's data, refused when it would not
-    /// fit (with room for the run's outcome).
-    pub fn check_size(&self, record: &Record) -> Result<usize, StorageError> {
-        let bytes = encode(&record.to_json())
-            .map_err(StorageError::Encoding)?
-            .len();
+    /// Encodes a new revision once, refusing it when it would not fit its storage object
+    /// (with room for the run's outcome).
+    pub fn prepare(&self, record: &Record) -> Result<Prepared, StorageError> {
+        let object = self.object(record, "createdAt")?;
+        let text = &object["data"]["release"];
+        let bytes = match self.driver {
+            // The Secret's data is the text base64-encoded once more; its size is the text's.
+            Driver::Secret => text.as_str().map_or(0, |b| b.len() / 4 * 3),
+            Driver::ConfigMap => text.as_str().map_or(0, str::len),
+        };
         if bytes + OUTCOME_RESERVE > MAX_DATA_BYTES {
             return Err(StorageError::TooLarge {
                 release: record.name.clone(),
@@ -226,21 +238,29 @@ impl Storage<'_> {
                 driver: self.driver,
             });
         }
-        Ok(bytes)
+        Ok(Prepared {
+            object,
+            release: record.name.clone(),
+            namespace: record.namespace.clone(),
+            revision: record.revision,
+        })
     }
 
     /// Stores a new revision; an existing one of the same number is an error (two runs).
-    pub async fn create(&self, record: &Record) -> Result<(), StorageError> {
-        let object = self.object(record, "createdAt")?;
+    pub async fn create(&self, prepared: &Prepared) -> Result<(), StorageError> {
         match self
             .cluster
-            .create(&self.driver.kind(), Some(&record.namespace), &object)
+            .create(
+                &self.driver.kind(),
+                Some(&prepared.namespace),
+                &prepared.object,
+            )
             .await
         {
             Ok(_) => Ok(()),
             Err(e) if e.kind == ErrorKind::Conflict => Err(StorageError::Exists {
-                release: record.name.clone(),
-                revision: record.revision,
+                release: prepared.release.clone(),
+                revision: prepared.revision,
             }),
             Err(e) => Err(e.into()),
         }

@@ -7,8 +7,10 @@ mod apiserver;
 
 mod deploy;
 mod e2e;
+mod failures;
 mod helm;
 mod kubectl;
 mod plugin;
 mod safety;
+mod storage;
 mod support;
