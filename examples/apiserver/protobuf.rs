@@ -10,8 +10,6 @@
 //! ConfigMap, their lists, Status and DeleteOptions. Any other kind is answered in JSON, which
 //! the same `Accept` header allows; a protobuf body of another kind is refused (415).
 
-use std::fmt::Write as _;
-
 use serde_json::{Map, Value, json};
 
 const MAGIC: &[u8] = b"k8s\0";
@@ -572,26 +570,7 @@ fn parse_rfc3339(t: &str) -> Option<i64> {
 }
 
 fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    );
-    out
+    chartseq::apply::release::rfc3339(secs, 0)
 }
 
 #[cfg(test)]

@@ -380,6 +380,12 @@ impl KubeCluster {
     }
 }
 
+/// An object to send whole (create, replace).
+fn dynamic(object: &Value) -> Result<DynamicObject> {
+    serde_json::from_value(object.clone())
+        .map_err(|e| ClusterError::other(format!("not a Kubernetes object: {e}")))
+}
+
 fn to_json(obj: &DynamicObject) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
@@ -458,8 +464,7 @@ impl Cluster for KubeCluster {
     ) -> BoxFuture<'a, Value> {
         Box::pin(async move {
             let api = self.api(kind, namespace);
-            let object: DynamicObject = serde_json::from_value(object.clone())
-                .map_err(|e| ClusterError::other(format!("an object to create: {e}")))?;
+            let object = dynamic(object)?;
             retry(|| async {
                 api.create(&PostParams::default(), &object)
                     .await
@@ -479,8 +484,7 @@ impl Cluster for KubeCluster {
     ) -> BoxFuture<'a, Value> {
         Box::pin(async move {
             let api = self.api(kind, namespace);
-            let object: DynamicObject = serde_json::from_value(object.clone())
-                .map_err(|e| ClusterError::other(format!("an object to replace: {e}")))?;
+            let object = dynamic(object)?;
             retry(|| async {
                 api.replace(name, &PostParams::default(), &object)
                     .await

@@ -338,18 +338,8 @@ impl Runner {
             goal: Goal::Ready,
         };
         let create_only = record.crds.contains(&index);
-        if create_only {
-            let existing = self
-                .cluster
-                .get(&kind, ns.as_deref(), &item.name)
-                .await
-                .map_err(|error| RunError::Cluster {
-                    resource: Some(item.label()),
-                    error,
-                })?;
-            if existing.is_some() {
-                return Ok(target);
-            }
+        if create_only && self.get_live(item, &kind, ns.as_deref()).await?.is_some() {
+            return Ok(target);
         }
         lock(&self.applied).insert(index);
         let options = ApplyOptions {
@@ -402,14 +392,7 @@ impl Runner {
                 Err(e) => return Err(e),
             };
             let ns = Self::namespace_for(&kind, item);
-            let live = self
-                .cluster
-                .get(&kind, ns.as_deref(), &item.name)
-                .await
-                .map_err(|error| RunError::Cluster {
-                    resource: Some(item.label()),
-                    error,
-                })?;
+            let live = self.get_live(item, &kind, ns.as_deref()).await?;
             Ok(Some((i, kind, ns, live)))
         }))
         .buffered(16)
@@ -420,6 +403,21 @@ impl Runner {
             out.extend(read?);
         }
         Ok(out)
+    }
+
+    async fn get_live(
+        &self,
+        item: &Item,
+        kind: &Kind,
+        ns: Option<&str>,
+    ) -> Result<Option<Value>, RunError> {
+        self.cluster
+            .get(kind, ns, &item.name)
+            .await
+            .map_err(|error| RunError::Cluster {
+                resource: Some(item.label()),
+                error,
+            })
     }
 
     fn decide(record: &Record, index: usize, live: &Value) -> Decision {

@@ -557,14 +557,17 @@ pub fn now() -> String {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    rfc3339(since.as_secs(), since.subsec_nanos())
+    rfc3339(
+        i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+        since.subsec_nanos(),
+    )
 }
 
 /// Seconds since the epoch as RFC 3339 UTC, with the fraction Go would print.
 #[must_use]
-pub fn rfc3339(secs: u64, nanos: u32) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
+pub fn rfc3339(secs: i64, nanos: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
     // Civil date from days since the epoch (proleptic Gregorian).
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -600,6 +603,7 @@ mod tests {
             "2023-11-14T22:13:20.12Z"
         );
         assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.000000005Z");
+        assert_eq!(rfc3339(-62_135_596_800, 0), "0001-01-01T00:00:00Z");
     }
 
     #[test]
