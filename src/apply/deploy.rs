@@ -133,9 +133,9 @@ pub enum RunError {
         step: String,
         error: WaitError,
     },
-    /// What the operation needs is not there (no such release or revision): it could not
-    /// run at all.
-    Missing(String),
+    /// The operation could not run at all: no such release or revision, or another operation
+    /// on the release is in progress.
+    CannotRun(String),
     /// The release's revision could not be stored or read.
     Storage(StorageError),
     /// Objects the release would write belong to someone else; nothing was applied.
@@ -170,7 +170,7 @@ impl std::fmt::Display for RunError {
                 "the release did not finish within --timeout {}: step {step}: {error}",
                 human(*timeout)
             ),
-            RunError::Missing(message) => f.write_str(message),
+            RunError::CannotRun(message) => f.write_str(message),
             RunError::Storage(e) => e.fmt(f),
             RunError::Refused {
                 release,

@@ -165,6 +165,14 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
         .rev()
         .find(|r| r.status == "deployed")
         .cloned();
+    // Helm's lock: a revision still pending means another run is at work (or died; then
+    // roll back or uninstall).
+    if let Some(last) = history.last().filter(|r| r.status.starts_with("pending-")) {
+        return Err(RunError::CannotRun(format!(
+            "another operation (install/upgrade/rollback) is in progress: release {} revision {} is {}; if none is running, roll back or uninstall it",
+            last.name, last.revision, last.status
+        )));
+    }
     // Without a deployed revision (a first install failed) this is an install again.
     let upgrade = previous.is_some();
     record.revision = history.last().map_or(1, |r| r.revision + 1);
@@ -301,7 +309,7 @@ pub async fn rollback(ctx: &Context, namespace: &str, name: &str, revision: u32)
 async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
     let history = ctx.history(namespace, name).await?;
     let Some(last) = history.last() else {
-        return Err(RunError::Missing(format!(
+        return Err(RunError::CannotRun(format!(
             "rollback: release not loaded: {name} (namespace {namespace}): release: not found"
         )));
     };
@@ -317,7 +325,7 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
         revision
     };
     let Some(target) = history.iter().find(|r| r.revision == target_rev) else {
-        return Err(RunError::Missing(format!(
+        return Err(RunError::CannotRun(format!(
             "release {name} has no revision {target_rev}"
         )));
     };
@@ -370,7 +378,7 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
 pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
     let history = ctx.history(namespace, name).await?;
     let Some(latest) = history.last().cloned() else {
-        return Err(RunError::Missing(format!(
+        return Err(RunError::CannotRun(format!(
             "uninstall: release not loaded: {name} (namespace {namespace}): release: not found"
         )));
     };

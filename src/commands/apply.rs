@@ -464,7 +464,7 @@ fn report(
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     renderer.table(out)?;
-    if let Err(RunError::Missing(message)) = &result {
+    if let Err(RunError::CannotRun(message)) = &result {
         return Err(Failure::Tool(Error::new(message.clone())));
     }
     match result {
