@@ -80,7 +80,7 @@ pub struct Record {
     pub items: Vec<Item>,
     /// Indexes of `crds/` objects.
     pub crds: Vec<usize>,
-    /// Indexes of hooks, by weight then name.
+    /// Indexes of hooks in the order Helm runs them (weight, name, kind).
     pub hooks: Vec<usize>,
     pub steps: Vec<RecordedStep>,
     /// Indexes of the objects sent to the cluster so far (an interrupted run records them).

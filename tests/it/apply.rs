@@ -7,4 +7,5 @@ mod apiserver;
 
 mod deploy;
 mod e2e;
+mod helm_parity;
 mod kubectl;

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use crate::model::{Content, DocId, Model};
-use crate::plan::Plan;
+use crate::plan::{Plan, Step};
 
 /// `{"apiVersion", "kind", "namespace", "name", "source"}` of a document.
 pub(crate) fn resource_json(model: &Model, doc: DocId) -> Value {
@@ -55,13 +55,16 @@ pub(super) fn write(
             "resource": resource_json(model, d),
         }))
     });
-    let order: Box<dyn Iterator<Item = usize>> = if uninstall {
-        Box::new((0..plan.steps.len()).rev())
+    // Uninstall lists the exact reverse: steps and their resources reversed, `after` naming
+    // the steps (in this list) that must be gone first.
+    let reversed;
+    let ordered: &[Step] = if uninstall {
+        reversed = plan.uninstall_steps();
+        &reversed
     } else {
-        Box::new(0..plan.steps.len())
+        &plan.steps
     };
-    let steps = order.map(|i| {
-        let s = &plan.steps[i];
+    let steps = ordered.iter().map(|s| {
         Node::Object(vec![
             ("chart", Member::Value(json!(model.charts[s.chart].display))),
             ("group", Member::Value(json!(s.group))),

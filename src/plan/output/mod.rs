@@ -12,7 +12,7 @@ use std::io::{self, Write};
 pub use template::{TemplateOptions, write_template};
 
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Plan, PlanError, PlanIssue};
+use crate::plan::{Level, Plan, PlanError, PlanIssue};
 use crate::source::Loc;
 
 /// A plan output format.
@@ -37,6 +37,15 @@ pub fn write_plan(
         PlanFormat::Json => json::write(out, model, plan, uninstall),
         PlanFormat::Dot => dot::write(out, model, plan, uninstall),
         PlanFormat::Mermaid => mermaid::write(out, model, plan, uninstall),
+    }
+}
+
+/// Chart levels in install order (pre-order), or reversed for uninstall.
+fn levels_in_order(plan: &Plan, uninstall: bool) -> Box<dyn Iterator<Item = &Level> + '_> {
+    if uninstall {
+        Box::new(plan.levels.iter().rev())
+    } else {
+        Box::new(plan.levels.iter())
     }
 }
 
