@@ -1,5 +1,9 @@
 //! The deployer where Helm's behaviour is more than status reading: hooks run in Helm's order
-//! (weight, name, kind); documents that hold only comments are not applied.
+//! (weight, name, kind) and are judged by kstatus whatever readiness annotations they carry; a
+//! Pod that cannot be scheduled fails once the clock says 15 s have passed since its creation;
+//! documents that hold only comments are not applied.
+
+use std::time::{Duration, Instant};
 
 use super::apiserver::{self, Handle, Scenario};
 use crate::{chartseq, run};
@@ -69,6 +73,56 @@ fn hooks_of_equal_weight_and_name_run_in_helms_kind_order() {
     let job = env.applied_at("Job", "setup");
     assert!(sa <= cm && cm <= job, "SA {sa}, CM {cm}, Job {job}");
     assert!(job <= env.applied_at("ConfigMap", "app"));
+}
+
+#[test]
+fn a_hook_is_judged_by_kstatus_not_its_readiness_annotations() {
+    let env = start("resources:\n- {kind: Job, name: migrate, readyAfterMs: 300}\n");
+    // Custom readiness would never call this Job ready, and would call it failed once complete.
+    let annotations = "    helm.sh/readiness-success: '[\"{.succeeded} == 5\"]'\n    helm.sh/readiness-failure: '[\"{.succeeded} == 1\"]'\n";
+    let job = hook(
+        "Job",
+        "batch/v1",
+        "migrate",
+        &format!(
+            "{annotations}spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: m, image: busybox}}]\n"
+        ),
+    );
+    let (code, out, err) = env.apply(&format!("{job}{APP}"), &["--readiness-timeout", "10s"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Judged by Helm's hook reader: the plan starts only once the Job has completed.
+    let completed = env
+        .server
+        .server
+        .log()
+        .iter()
+        .rev()
+        .find(|e| e.verb == "ready" && e.kind == "Job" && e.name == "migrate")
+        .map(|e| e.at_ms)
+        .expect("the Job completed");
+    assert!(env.applied_at("ConfigMap", "app") >= completed);
+}
+
+#[test]
+fn an_unschedulable_pod_fails_fifteen_seconds_after_its_creation() {
+    let env = start(
+        "resources:\n- kind: Pod\n  name: web\n  never: true\n  status:\n  - afterMs: 0\n    value: {phase: Pending, conditions: [{type: PodScheduled, status: \"False\", reason: Unschedulable, message: 0/1 nodes are available}]}\n",
+    );
+    let pod = "---\n# Source: shop/templates/web.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers: [{name: w, image: nginx}]\n";
+    let started = Instant::now();
+    let (code, out, err) = env.apply(pod, &["--readiness-timeout", "1m"]);
+    let took = started.elapsed();
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Pod/web (namespace default) failed")
+            && err.contains("Pod could not be scheduled (Unschedulable: 0/1 nodes are available"),
+        "{err}"
+    );
+    // No watch event marks the moment: the wait re-judges as the clock moves.
+    assert!(
+        took >= Duration::from_secs(14) && took < Duration::from_secs(45),
+        "failed after {took:?}"
+    );
 }
 
 #[test]
