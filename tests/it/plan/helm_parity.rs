@@ -353,3 +353,148 @@ fn hooks_of_equal_weight_and_name_follow_helms_kind_order() {
     );
 }
 
+/// Writes `text` to `path`, creating its directory.
+fn put(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+/// `(Source, kind, name)` of every object in a rendered stream, sorted.
+fn rendered_objects(stream: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = stream
+        .split("\n---\n")
+        .filter_map(|doc| {
+            let field = |key: &str| {
+                doc.lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .map(|v| v.trim().to_owned())
+            };
+            Some((field("# Source: ")?, field("kind: ")?, field("  name: ")?))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A monorepo whose application chart links shared charts into `charts/` (one relative link,
+/// one absolute), compared with what real helm v4.1.4 renders from it.
+#[cfg(unix)]
+#[test]
+fn symlinked_subcharts_are_followed_like_helm() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("monorepo");
+    let configmap = |name: &str, group: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-{name}\n  annotations:\n    helm.sh/resource-group: {group}\ndata:\n  from: {name}\n"
+        )
+    };
+    put(
+        &repo.join("libs/common/Chart.yaml"),
+        "apiVersion: v2\nname: common\nversion: 0.1.0\n",
+    );
+    put(
+        &repo.join("libs/common/templates/common.yaml"),
+        &configmap("common", "base"),
+    );
+    put(
+        &repo.join("libs/db/Chart.yaml"),
+        "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+    );
+    put(
+        &repo.join("libs/db/templates/db.yaml"),
+        &configmap("db", "data"),
+    );
+    put(
+        &repo.join("apps/shop/Chart.yaml"),
+        "apiVersion: v2\nname: shop\nversion: 0.1.0\ndependencies:\n  - name: common\n    version: 0.1.0\n  - name: db\n    version: 0.1.0\n    depends-on: [common]\n",
+    );
+    put(
+        &repo.join("apps/shop/templates/app.yaml"),
+        &configmap("app", "app"),
+    );
+    std::fs::create_dir_all(repo.join("apps/shop/charts")).expect("mkdir");
+    std::os::unix::fs::symlink("../../../libs/common", repo.join("apps/shop/charts/common"))
+        .expect("relative link");
+    std::os::unix::fs::symlink(repo.join("libs/db"), repo.join("apps/shop/charts/db"))
+        .expect("absolute link");
+    let chart = repo.join("apps/shop");
+
+    let output = std::process::Command::new(&helm)
+        .arg("template")
+        .arg("shop")
+        .arg(&chart)
+        .env("KUBECONFIG", "/dev/null")
+        .output()
+        .expect("helm runs");
+    assert!(
+        output.status.success(),
+        "helm renders the monorepo: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let by_helm = rendered_objects(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(by_helm.len(), 3, "{by_helm:?}");
+
+    let chartseq_with_helm = |args: &[&str]| {
+        run(chartseq()
+            .args(args)
+            .arg(&chart)
+            .args(["--release-name", "shop"])
+            .env("CHARTSEQ_HELM", &helm))
+    };
+    let (code, template, err) = chartseq_with_helm(&["template", "--keep-sequencing-annotations"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rendered_objects(&template),
+        by_helm,
+        "the same objects as helm"
+    );
+
+    let (code, json, err) = chartseq_with_helm(&["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(
+        doc["levels"][0]["subchart_batches"],
+        serde_json::json!([["common"], ["db"]]),
+        "the linked subcharts are ordered by their depends-on: {json}"
+    );
+    let steps: Vec<(String, String)> = doc["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            (
+                s["chart"].as_str().expect("chart").to_owned(),
+                s["group"].as_str().expect("group").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("shop/common".to_owned(), "base".to_owned()),
+            ("shop/db".to_owned(), "data".to_owned()),
+            ("shop".to_owned(), "app".to_owned()),
+        ]
+    );
+
+    // Findings point at the file a person edits: the link's target.
+    let (_, lint, err) = chartseq_with_helm(&["lint", "--format", "json"]);
+    let report: Value =
+        serde_json::from_str(&lint).unwrap_or_else(|e| panic!("{e}: {lint}\n{err}"));
+    let files: Vec<String> = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["location"]["file"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("libs/common/templates/common.yaml")),
+        "{lint}"
+    );
+    assert!(!files.iter().any(|f| f.contains("charts/common")), "{lint}");
+}
