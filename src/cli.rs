@@ -383,7 +383,7 @@ pub struct InputArgs {
     /// Bytes one YAML document may have.
     #[arg(long = "max-document-bytes", value_name = "N", default_value_t = Limits::default().max_document_bytes)]
     pub max_document_bytes: usize,
-    /// Bytes a chart archive may expand to.
+    /// Bytes a chart archive may expand to, or a chart directory may hold (links followed).
     #[arg(long = "max-archive-bytes", value_name = "N", default_value_t = ChartLimits::default().max_archive_bytes)]
     pub max_archive_bytes: u64,
 }
