@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 
 /// `{"apiVersion", "kind", "namespace", "name", "source"}` of a document.
 pub(crate) fn resource_json(model: &Model, doc: DocId) -> Value {
@@ -57,13 +57,7 @@ pub(super) fn write(
     });
     // Uninstall lists the exact reverse: steps and their resources reversed, `after` naming
     // the steps (in this list) that must be gone first.
-    let reversed;
-    let ordered: &[Step] = if uninstall {
-        reversed = plan.uninstall_steps();
-        &reversed
-    } else {
-        &plan.steps
-    };
+    let ordered = super::steps_in_order(plan, uninstall);
     let steps = ordered.iter().map(|s| {
         Node::Object(vec![
             ("chart", Member::Value(json!(model.charts[s.chart].display))),

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::model::Model;
-use crate::plan::{Plan, Step};
+use crate::plan::Plan;
 
 pub(super) fn write(
     out: &mut dyn Write,
@@ -12,13 +12,7 @@ pub(super) fn write(
     plan: &Plan,
     uninstall: bool,
 ) -> io::Result<()> {
-    let reversed;
-    let steps: &[Step] = if uninstall {
-        reversed = plan.uninstall_steps();
-        &reversed
-    } else {
-        &plan.steps
-    };
+    let steps = super::steps_in_order(plan, uninstall);
     writeln!(out, "flowchart TD")?;
     for (l, level) in super::levels_in_order(plan, uninstall).enumerate() {
         let chart = &model.charts[level.chart];
