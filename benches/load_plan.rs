@@ -3,7 +3,8 @@
 //! `cargo bench --bench load_plan` (needs `../shared/corpus` beside the checkout, or
 //! `CHARTSEQ_CORPUS=DIR`):
 //! 1. plans every rendered chart of the corpus and checks that none errors and that the plan
-//!    holds every non-hook document exactly once (exit 1 otherwise);
+//!    holds every document exactly once — in a step, the CRDs, the hooks, or (a document of
+//!    only comments, never a resource) the comments — (exit 1 otherwise);
 //! 2. times load + plan on the largest corpus chart and on the ~50 MB stream written by
 //!    `make_big.py`, with 1 and 2 threads, each in a fresh child process so that peak RSS
 //!    (`VmHWM`) is the workload's own.
@@ -50,8 +51,18 @@ fn load_and_plan(path: &Path) -> Result<(usize, usize, f64), String> {
         .flat_map(|s| &s.resources)
         .chain(&plan.crds)
         .chain(&plan.hooks)
+        .chain(&plan.comments)
     {
         seen[doc] += 1;
+    }
+    if let Some(&doc) = plan
+        .comments
+        .iter()
+        .find(|&&d| !model.documents[d].is_comment_only())
+    {
+        return Err(format!(
+            "document {doc} is listed with the comments but holds more"
+        ));
     }
     for (doc, count) in seen.iter().enumerate() {
         if *count != 1 {
@@ -69,7 +80,10 @@ fn load_and_plan(path: &Path) -> Result<(usize, usize, f64), String> {
     let hooks = plan.hooks.len();
     let non_hook: usize =
         plan.steps.iter().map(|s| s.resources.len()).sum::<usize>() + plan.crds.len();
-    assert_eq!(non_hook + hooks, model.documents.len());
+    assert_eq!(
+        non_hook + hooks + plan.comments.len(),
+        model.documents.len()
+    );
     Ok((
         model.documents.len(),
         model.sources.get(model.stream).bytes.len(),

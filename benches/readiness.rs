@@ -71,16 +71,19 @@ fn main() {
         });
     }
 
+    let now = std::time::SystemTime::now();
     let custom =
         Readiness::for_object(&objects[0], KstatusOptions::default()).expect("annotations parse");
     measure(
         "custom readiness status (failure filter + success path)",
         n,
-        |i| black_box(&custom).status(black_box(pick(i))) == chartseq::readiness::Status::Ready,
+        |i| {
+            black_box(&custom).status(black_box(pick(i)), now) == chartseq::readiness::Status::Ready
+        },
     );
     let kstatus = Readiness::new(Vec::new(), Vec::new(), KstatusOptions::default());
     measure("kstatus status (Deployment)", n, |i| {
-        black_box(&kstatus).status(black_box(pick(i))) == chartseq::readiness::Status::Ready
+        black_box(&kstatus).status(black_box(pick(i)), now) == chartseq::readiness::Status::Ready
     });
     measure("expression parse (compile)", n / 10, |i| {
         expr::parse(black_box(cases[(i % 4) as usize])).is_ok()

@@ -583,7 +583,7 @@ pub struct InputArgs {
     /// Bytes one YAML document may have.
     #[arg(long = "max-document-bytes", value_name = "N", default_value_t = Limits::default().max_document_bytes)]
     pub max_document_bytes: usize,
-    /// Bytes a chart archive may expand to.
+    /// Bytes a chart archive may expand to, or a chart directory may hold (links followed).
     #[arg(long = "max-archive-bytes", value_name = "N", default_value_t = ChartLimits::default().max_archive_bytes)]
     pub max_archive_bytes: u64,
 }
@@ -674,6 +674,16 @@ pub struct ReadinessArgs {
     /// As helm's --wait-for-jobs: a Job counts as ready only once it is Complete.
     #[arg(long = "wait-for-jobs")]
     pub wait_for_jobs: bool,
+    /// Judge at this instant (RFC 3339, e.g. 2025-01-01T00:00:00Z) instead of the clock: kstatus
+    /// fails a Pod still unschedulable 15 s after its creationTimestamp.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_instant)]
+    pub now: Option<std::time::SystemTime>,
+}
+
+/// `--now`: an RFC 3339 instant.
+fn parse_instant(text: &str) -> Result<std::time::SystemTime, String> {
+    crate::readiness::clock::parse_rfc3339(text)
+        .ok_or_else(|| "expected an RFC 3339 time such as 2025-01-01T00:00:00Z".to_owned())
 }
 
 impl ReadinessArgs {
@@ -690,7 +700,9 @@ impl ReadinessArgs {
             },
             kstatus: crate::readiness::KstatusOptions {
                 wait_for_jobs: self.wait_for_jobs,
+                hook: false,
             },
+            now: self.now,
             limits: Limits::default(),
         }
     }

@@ -1,6 +1,6 @@
 //! Running a release: install/upgrade, uninstall and rollback over a [`Record`].
 //!
-//! Release order (SPEC §2): CRDs (wait Established) → pre hooks by weight then name → the plan
+//! Release order (SPEC §2): CRDs (wait Established) → pre hooks by weight, name, kind → the plan
 //! → post hooks; an upgrade then prunes what left the chart, in reverse recorded order. The
 //! plan runs as a DAG (SPEC §2's deliberate divergence): each step starts as soon as its own
 //! prerequisites (`Step::after`) are ready. Inside a step, resources go out in Helm's kind
@@ -595,7 +595,7 @@ impl Runner {
         Ok(())
     }
 
-    /// The hooks of one event, by weight then name, honouring `helm.sh/hook-delete-policy`.
+    /// The hooks of one event, by weight, name, kind, honouring `helm.sh/hook-delete-policy`.
     pub async fn hooks(&self, record: &Record, event: &str) -> Result<(), RunError> {
         for &i in &record.hooks {
             let item = &record.items[i];

@@ -1,7 +1,10 @@
 //! The deployer's side of readiness (SPEC §3): the shared engine ([`crate::readiness`]) judges
 //! each object with the very expressions lint validated, or kstatus; this adapter turns its
 //! [`Judgement`] into a wait [`Verdict`] whose reason says why a resource blocks (the kstatus
-//! reason, or each expression's observed value).
+//! reason, or each expression's observed value). It is also where the clock is read: the
+//! engine judges at the instant it is given, and a wait re-judges as time passes.
+
+use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -12,11 +15,16 @@ use crate::readiness::{Condition, ExprResult, Judgement, KstatusOptions, Readine
 pub struct Engine;
 
 /// The readiness an applied object declares (its `helm.sh/readiness-*` annotations), parsed
-/// once when it is applied.
+/// once when it is applied. Hooks (run to completion) ignore those annotations: kstatus with
+/// Helm's hook readers judges them.
 pub fn readiness_of(object: &Value, goal: Goal, wait_for_jobs: bool) -> Result<Readiness, String> {
     let options = KstatusOptions {
-        wait_for_jobs: wait_for_jobs || goal == Goal::Complete,
+        wait_for_jobs,
+        hook: false,
     };
+    if goal == Goal::Complete {
+        return Ok(Readiness::for_hook(options));
+    }
     Readiness::for_object(object, options).map_err(|e| e.to_string())
 }
 
@@ -41,18 +49,10 @@ fn why(j: &Judgement) -> String {
 
 impl Judge for Engine {
     fn judge(&self, target: &Target, object: &Value) -> Verdict {
-        // A hook Pod must run to completion; kstatus counts a running, ready Pod as ready.
-        if target.goal == Goal::Complete && target.kind.kind == "Pod" {
-            return match object["status"]["phase"].as_str() {
-                Some("Succeeded") => Verdict::Ready,
-                Some("Failed") => Verdict::Failed("pod failed".to_owned()),
-                phase => Verdict::InProgress(format!("pod phase {}", phase.unwrap_or("Pending"))),
-            };
-        }
         let Some(readiness) = &target.readiness else {
             return Verdict::Ready;
         };
-        let judgement = readiness.judge(object);
+        let judgement = readiness.judge(object, SystemTime::now());
         match judgement.status {
             Status::Ready => Verdict::Ready,
             Status::Failed => Verdict::Failed(why(&judgement)),

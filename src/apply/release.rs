@@ -99,7 +99,7 @@ pub struct Record {
     pub items: Vec<Item>,
     /// Indexes of `crds/` objects.
     pub crds: Vec<usize>,
-    /// Indexes of hooks, by weight then name.
+    /// Indexes of hooks in the order Helm runs them (weight, name, kind).
     pub hooks: Vec<usize>,
     pub steps: Vec<RecordedStep>,
     /// How the run of this revision went, once it ran.
@@ -487,7 +487,15 @@ fn from_model(
         let mut hooks: Vec<usize> = (0..items.len())
             .filter(|&i| items[i].hook.is_some())
             .collect();
-        hooks.sort_by_key(|&i| items[i].hook.as_ref().map_or(0, |h| h.weight));
+        // Helm's hook order: weight, name, kind.
+        hooks.sort_by_key(|&i| {
+            let item = &items[i];
+            (
+                item.hook.as_ref().map_or(0, |h| h.weight),
+                item.name.clone(),
+                item.kind.clone(),
+            )
+        });
         let rest = (0..items.len())
             .filter(|&i| items[i].hook.is_none())
             .collect();

@@ -1,9 +1,11 @@
 //! Readiness waits through watches (SPEC §3): one watch per kind and namespace, shared by
 //! every wait, resumed from its last resourceVersion when the server drops it.
 //!
-//! A wait re-judges its targets whenever any watched object changes; it ends when all are
-//! ready (or gone, for deletions), when one fails, at its deadline (naming every target not
-//! ready and why), or when the run is cancelled.
+//! A wait re-judges its targets whenever any watched object changes, and at least every
+//! [`RECHECK`] (kstatus reads the clock: an unschedulable Pod fails 15 s after its creation
+//! with no event to mark that moment); it ends when all are ready (or gone, for deletions),
+//! when one fails, at its deadline (naming every target not ready and why), or when the run is
+//! cancelled.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,6 +17,9 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::cluster::{Change, Cluster, ErrorKind, Kind};
+
+/// How long a wait goes without re-judging its targets when nothing changes.
+pub const RECHECK: Duration = Duration::from_secs(1);
 
 /// What the readiness engine says about one object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -248,6 +253,7 @@ impl Watcher {
                 r = changes.changed() => if r.is_err() { return Err(WaitError::Cancelled) },
                 // A closed channel (no Ctrl-C handler) disables this branch.
                 Ok(()) = cancel.changed() => {}
+                () = tokio::time::sleep(RECHECK) => {}
                 () = tokio::time::sleep_until(deadline) => {
                     return Err(WaitError::Timeout { after: timeout, blocked });
                 }

@@ -1,9 +1,11 @@
 //! `chartseq readiness OBJECT.yaml`: judge recorded objects offline with the readiness engine
 //! `apply` uses (SPEC §3), so expressions can be tried against `kubectl get -o yaml` output
-//! before anything is deployed.
+//! before anything is deployed. Hooks are judged as `apply` judges them (kstatus, their
+//! readiness annotations ignored), and at the instant `--now` names (the clock otherwise).
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
@@ -13,7 +15,7 @@ use crate::parse::{self, Limits};
 use crate::readiness::expr::{self, Expression};
 use crate::readiness::{
     Condition, ExprKind, Judgement, KstatusOptions, Readiness, ReadinessError, Status,
-    annotation_expressions, parse_expressions,
+    annotation_expressions, is_hook, parse_expressions,
 };
 use crate::source::{LineIndex, split_stream};
 
@@ -35,6 +37,8 @@ pub struct ReadinessSettings {
     pub failure: Vec<String>,
     pub format: ReadinessFormat,
     pub kstatus: KstatusOptions,
+    /// The instant to judge at (`--now`); the system clock when `None`.
+    pub now: Option<SystemTime>,
     pub limits: Limits,
 }
 
@@ -168,10 +172,29 @@ pub fn readiness(
     if objects.is_empty() {
         return Err(Error::new(format!("{name}: no objects to judge")).into());
     }
+    let now = settings.now.unwrap_or_else(SystemTime::now);
     let mut judged = Vec::with_capacity(objects.len());
     for object in &objects {
         let who = display_name(&object.value);
         let context = format!("{name}:{}: {who}", object.line);
+        if is_hook(&object.value) {
+            let asked = success_flags.is_some()
+                || failure_flags.is_some()
+                || [ExprKind::Success, ExprKind::Failure]
+                    .into_iter()
+                    .any(|kind| has_annotation(&object.value, kind));
+            if asked {
+                writeln!(
+                    err,
+                    "warning: {context}: is a hook (helm.sh/hook): Helm ignores readiness \
+                     expressions on hooks, so kstatus decides, as Helm's hook readers do \
+                     (CS401)"
+                )?;
+            }
+            let readiness = Readiness::for_hook(settings.kstatus);
+            judged.push((object, readiness.judge(&object.value, now)));
+            continue;
+        }
         let side = |kind: ExprKind, flags: &Option<Vec<Expression>>| match flags {
             Some(list) => Ok(list.clone()),
             None => annotation_expressions(&object.value, kind)
@@ -196,7 +219,7 @@ pub fn readiness(
                 side.as_str()
             )?;
         }
-        judged.push((object, readiness.judge(&object.value)));
+        judged.push((object, readiness.judge(&object.value, now)));
     }
     match settings.format {
         ReadinessFormat::Text => write_text(out, &judged)?,
@@ -207,6 +230,12 @@ pub fn readiness(
     } else {
         Outcome::Findings
     })
+}
+
+/// Whether a readiness annotation is set to something other than blanks.
+fn has_annotation(object: &Value, kind: ExprKind) -> bool {
+    field(object, &["metadata", "annotations", kind.annotation()])
+        .is_some_and(|v| !v.trim().is_empty())
 }
 
 fn write_text(out: &mut dyn Write, judged: &[(&Object, Judgement)]) -> io::Result<()> {

@@ -101,11 +101,20 @@ pub struct Document {
     pub content: Content,
 }
 
+impl Document {
+    /// Whether the document holds only comments (or an explicit null): a template that
+    /// rendered nothing. It is not a resource (SPEC §2): no plan step, finding or count.
+    #[must_use]
+    pub fn is_comment_only(&self) -> bool {
+        matches!(self.content, Content::Empty)
+    }
+}
+
 /// What a document holds.
 #[derive(Debug)]
 pub enum Content {
     Resource(Box<Resource>),
-    /// Only comments.
+    /// Only comments (or an explicit null): not a resource.
     Empty,
     /// Not valid YAML (or over a cap): the message and where.
     Invalid {
@@ -119,7 +128,7 @@ pub enum Content {
     },
 }
 
-/// A hook: never sequenced, run around the plan by weight then name.
+/// A hook: never sequenced, run around the plan by weight, then name, then Helm's kind order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hook {
     /// Known events, lower-cased as Helm reads them.
@@ -198,13 +207,15 @@ impl Model {
         self.charts.iter().position(|c| c.manifest_prefix == prefix)
     }
 
-    /// Every document that belongs to the plan proper (not a hook, not from `crds/`).
+    /// Every document that belongs to the plan proper (not a hook, not from `crds/`, not
+    /// only comments).
     pub fn planned_documents(&self) -> impl Iterator<Item = DocId> + '_ {
         self.documents
             .iter()
             .enumerate()
             .filter(|(_, d)| {
                 d.placement == Placement::Template
+                    && !d.is_comment_only()
                     && !matches!(&d.content, Content::Resource(r) if r.hook.is_some())
             })
             .map(|(i, _)| i)

@@ -2,7 +2,8 @@
 //!
 //! Charts are walked pre-order. At each level: subcharts first, in subchart-DAG batches (each
 //! complete, recursively), then the level's resource-group batches (Kahn, batches sorted by
-//! name), then its unsequenced resources. Hooks and `crds/` documents are listed apart.
+//! name), then its unsequenced resources. Hooks and `crds/` documents are listed apart;
+//! documents that hold only comments are no resources and stay out of every step.
 //! `plan`, `template`, `lint` and `apply` all read this one result.
 
 pub mod graph;
@@ -120,16 +121,44 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// Documents from `crds/`, applied first.
     pub crds: Vec<DocId>,
-    /// Hooks by weight then name.
+    /// Hooks in Helm's execution order: by weight, then name, then Helm's kind order, then
+    /// input order.
     pub hooks: Vec<DocId>,
+    /// Documents that hold only comments (a template that rendered nothing), in input order:
+    /// not resources, so in no step, finding or count; `template` still prints them.
+    pub comments: Vec<DocId>,
     /// Non-fatal: what was demoted to an unsequenced batch, and why.
     pub demotions: Vec<Demotion>,
 }
 
 impl Plan {
-    /// Steps in uninstall order: the exact reverse.
-    pub fn uninstall_steps(&self) -> impl Iterator<Item = &Step> {
-        self.steps.iter().rev()
+    /// The uninstall order (SPEC §2), the exact reverse of install: steps reversed, the
+    /// resources inside each step reversed, and every edge turned around, so that `after`
+    /// (indices into the returned list) names the steps that must be gone first — those that
+    /// waited for this one at install.
+    #[must_use]
+    pub fn uninstall_steps(&self) -> Vec<Step> {
+        let last = self.steps.len().saturating_sub(1);
+        let mut reversed: Vec<Step> = self
+            .steps
+            .iter()
+            .rev()
+            .map(|s| Step {
+                chart: s.chart,
+                group: s.group.clone(),
+                resources: s.resources.iter().rev().copied().collect(),
+                after: Vec::new(),
+            })
+            .collect();
+        for (i, step) in self.steps.iter().enumerate() {
+            for &before in &step.after {
+                reversed[last - before].after.push(last - i);
+            }
+        }
+        for step in &mut reversed {
+            dedup(&mut step.after);
+        }
+        reversed
     }
 }
 
@@ -154,16 +183,13 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     };
     for (id, doc) in model.documents.iter().enumerate() {
         match &doc.content {
+            Content::Empty => planner.plan.comments.push(id),
             Content::Resource(r) if r.hook.is_some() => planner.plan.hooks.push(id),
             _ if doc.placement == Placement::Crd => planner.plan.crds.push(id),
             _ => planner.docs_by_chart.entry(doc.chart).or_default().push(id),
         }
     }
-    let hook_key = |d: &DocId| {
-        let r = model.resource(*d).expect("hooks are resources");
-        (r.hook.as_ref().map_or(0, |h| h.weight), r.id.name.clone())
-    };
-    planner.plan.hooks.sort_by_key(hook_key);
+    sort_hooks(model, &mut planner.plan.hooks);
     if !model.charts.is_empty() {
         planner.walk(0, 0, &[]);
     }
@@ -656,10 +682,28 @@ impl Planner<'_> {
     }
 }
 
+/// Helm's hook order: `SortManifests` collects hooks file by file in path order and sorts
+/// them stably by kind (`InstallOrder`), then `execHook` sorts them stably by weight, then
+/// name. So: weight, name, kind, template path, input order.
+fn sort_hooks(model: &Model, hooks: &mut [DocId]) {
+    hooks.sort_by_cached_key(|&d| {
+        let r = model.resource(d).expect("hooks are resources");
+        let (rank, unknown_kind) = install_rank(&r.id.kind);
+        (
+            r.hook.as_ref().map_or(0, |h| h.weight),
+            r.id.name.clone(),
+            rank,
+            unknown_kind.to_owned(),
+            model.documents[d].source_path.clone(),
+            d,
+        )
+    });
+}
+
 /// Helm's kind order, then input order (stable).
 fn sorted_by_kind(model: &Model, mut docs: Vec<DocId>) -> Vec<DocId> {
     docs.sort_by(|a, b| {
-        // Documents that are not objects (empty, invalid) go last, in input order.
+        // Documents that are not objects (invalid YAML, a scalar) go last, in input order.
         let kind = |d: &DocId| {
             model
                 .resource(*d)

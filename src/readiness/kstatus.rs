@@ -8,17 +8,29 @@
 //! `Ready` condition, else ready. Traps kept on purpose because Helm has them: a Job that has
 //! started counts as ready (unless `wait_for_jobs`), a Failed Pod counts as ready, a custom
 //! resource without conditions counts as ready at once.
+//!
+//! One rule reads the clock, as kstatus does: a Pending Pod that cannot be scheduled fails
+//! once 15 s have passed since its creation. The time is an input (`now`), never read here.
+
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
 use super::Status;
+use super::clock::parse_rfc3339;
 
 /// Options mirroring Helm's wait flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KstatusOptions {
     /// Helm's `--wait-for-jobs`: a Job counts only once it is Complete.
     pub wait_for_jobs: bool,
+    /// The object is a hook: judged by Helm's hook readers, which wait for a Job to complete
+    /// and a Pod to succeed (a failed hook Pod fails).
+    pub hook: bool,
 }
+
+/// kstatus' `ScheduleWindow`: how long a Pod may stay unschedulable before it counts as failed.
+pub const SCHEDULE_WINDOW: Duration = Duration::from_secs(15);
 
 /// A kstatus outcome and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,9 +102,9 @@ fn group(object: &Value) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }
 
-/// Judges an object by kstatus.
+/// Judges an object by kstatus at the instant `now`.
 #[must_use]
-pub fn compute(object: &Value, options: KstatusOptions) -> Verdict {
+pub fn compute(object: &Value, options: KstatusOptions, now: SystemTime) -> Verdict {
     let kind = string(object, &["kind"]).unwrap_or("");
     let who = if kind.is_empty() { "object" } else { kind };
     if let Some(ts) = string(object, &["metadata", "deletionTimestamp"]).filter(|t| !t.is_empty()) {
@@ -129,8 +141,9 @@ pub fn compute(object: &Value, options: KstatusOptions) -> Verdict {
         ("apps", "StatefulSet") => statefulset(object),
         ("apps" | "extensions", "DaemonSet") => daemonset(object),
         ("apps" | "extensions", "ReplicaSet") => replicaset(object),
-        ("", "Pod") => pod(object),
-        ("batch", "Job") if options.wait_for_jobs => job_complete(object),
+        ("", "Pod") if options.hook => hook_pod(object),
+        ("", "Pod") => pod(object, now),
+        ("batch", "Job") if options.wait_for_jobs || options.hook => job_complete(object),
         ("batch", "Job") => job(object),
         ("", "PersistentVolumeClaim") => pvc(object),
         ("", "Service") => service(object),
@@ -351,7 +364,7 @@ fn crash_looping(o: &Value) -> Vec<&str> {
         .collect()
 }
 
-fn pod(o: &Value) -> Outcome {
+fn pod(o: &Value, now: SystemTime) -> Outcome {
     let conds = conditions(o);
     match string(o, &["status", "phase"]).unwrap_or("") {
         "Succeeded" => (Status::Ready, "phase Succeeded".to_owned()),
@@ -379,18 +392,45 @@ fn pod(o: &Value) -> Outcome {
             let unschedulable = conds.iter().find(|c| {
                 c.kind == "PodScheduled" && c.status == "False" && c.reason == "Unschedulable"
             });
-            match unschedulable {
-                // NOTE: kstatus turns this into a failure 15 s after creation; judged offline
-                // there is no clock to compare with, so it stays in progress.
-                Some(c) => in_progress(format!(
-                    "phase Pending, not scheduled ({})",
-                    explain(c, "Unschedulable")
-                )),
-                None => in_progress("phase Pending"),
+            let Some(c) = unschedulable else {
+                return in_progress("phase Pending");
+            };
+            let why = explain(c, "Unschedulable");
+            // kstatus: `now - 15s` before the creation time is still in progress; a missing
+            // or unreadable timestamp is Go's zero time, long ago.
+            let created = string(o, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339);
+            let window_open = created.is_some_and(|created| {
+                now.checked_sub(SCHEDULE_WINDOW)
+                    .is_some_and(|start| start < created)
+            });
+            let window = SCHEDULE_WINDOW.as_secs();
+            if window_open {
+                in_progress(format!(
+                    "Pod has not been scheduled ({why}; it fails {window}s after its creation)"
+                ))
+            } else {
+                (
+                    Status::Failed,
+                    format!(
+                        "Pod could not be scheduled ({why}; still Pending {window}s after its creation)"
+                    ),
+                )
             }
         }
         "" => in_progress("no phase reported yet"),
         other => in_progress(format!("unknown phase {other}")),
+    }
+}
+
+/// Helm's hook Pod reader: a hook Pod must run to completion.
+fn hook_pod(o: &Value) -> Outcome {
+    match string(o, &["status", "phase"]).unwrap_or("") {
+        "Succeeded" => (Status::Ready, "hook Pod succeeded".to_owned()),
+        "Failed" => (Status::Failed, "hook Pod failed".to_owned()),
+        "" => in_progress("hook Pod has no phase yet (it must run to completion)"),
+        phase => in_progress(format!(
+            "hook Pod in phase {phase} (it must run to completion)"
+        )),
     }
 }
 
@@ -544,7 +584,7 @@ mod tests {
     #[test]
     fn a_custom_deployment_is_not_apps() {
         let cr = json!({"apiVersion": "example.com/v1", "kind": "Deployment", "status": {}});
-        let v = compute(&cr, KstatusOptions::default());
+        let v = compute(&cr, KstatusOptions::default(), SystemTime::UNIX_EPOCH);
         assert_eq!(v.status, Status::Ready);
         assert!(v.reason.contains("no Ready condition"), "{}", v.reason);
     }

@@ -5,19 +5,23 @@
 //! dialect in [`jsonpath`], HIP-0025 expressions in [`expr`], the kstatus rules in
 //! [`kstatus`]. Both engines are [`Condition`]s judging a `serde_json::Value`; [`Readiness`]
 //! picks one per object the way Helm does: custom expressions when both annotations are
-//! present and non-empty, kstatus otherwise. No I/O happens here.
+//! present and non-empty, kstatus otherwise; a hook always gets kstatus (its readiness
+//! annotations are ignored). No I/O happens here, not even the clock: callers pass the
+//! instant to judge at.
 
+pub mod clock;
 pub mod expr;
 mod gofmt;
 pub mod jsonpath;
 pub mod kstatus;
 
 use std::fmt;
+use std::time::SystemTime;
 
 use serde_json::Value;
 
 use crate::model::annotations::{
-    AnnotationValue, READINESS_FAILURE, READINESS_SUCCESS, parse_name_list,
+    AnnotationValue, HOOK, READINESS_FAILURE, READINESS_SUCCESS, parse_name_list,
 };
 use expr::Expression;
 pub use kstatus::KstatusOptions;
@@ -112,14 +116,15 @@ pub struct Judgement {
     pub expressions: Vec<ExprResult>,
 }
 
-/// Something that judges an object's readiness (kube-rs' `Condition`, with reasons).
+/// Something that judges an object's readiness (kube-rs' `Condition`, with reasons) at the
+/// instant `now` (kstatus reads the clock for unschedulable Pods; custom expressions do not).
 pub trait Condition {
     /// Judges the object and explains why, evaluating every expression for the report.
-    fn judge(&self, object: &Value) -> Judgement;
+    fn judge(&self, object: &Value, now: SystemTime) -> Judgement;
 
     /// Only the status: what a deployer polls. Engines may stop at the first met expression.
-    fn status(&self, object: &Value) -> Status {
-        self.judge(object).status
+    fn status(&self, object: &Value, now: SystemTime) -> Status {
+        self.judge(object, now).status
     }
 }
 
@@ -169,7 +174,7 @@ fn describe_observed(observed: Option<&str>) -> String {
 }
 
 impl Condition for Custom {
-    fn judge(&self, object: &Value) -> Judgement {
+    fn judge(&self, object: &Value, _now: SystemTime) -> Judgement {
         if !has_status(object) {
             return Judgement {
                 status: Status::InProgress,
@@ -228,7 +233,7 @@ impl Condition for Custom {
         }
     }
 
-    fn status(&self, object: &Value) -> Status {
+    fn status(&self, object: &Value, _now: SystemTime) -> Status {
         if !has_status(object) {
             return Status::InProgress;
         }
@@ -258,8 +263,8 @@ pub struct Kstatus {
 }
 
 impl Condition for Kstatus {
-    fn judge(&self, object: &Value) -> Judgement {
-        let verdict = kstatus::compute(object, self.options);
+    fn judge(&self, object: &Value, now: SystemTime) -> Judgement {
+        let verdict = kstatus::compute(object, self.options, now);
         Judgement {
             status: verdict.status,
             engine: Engine::Kstatus,
@@ -277,17 +282,17 @@ pub enum Readiness {
 }
 
 impl Condition for Readiness {
-    fn judge(&self, object: &Value) -> Judgement {
+    fn judge(&self, object: &Value, now: SystemTime) -> Judgement {
         match self {
-            Readiness::Custom(c) => c.judge(object),
-            Readiness::Kstatus(k) => k.judge(object),
+            Readiness::Custom(c) => c.judge(object, now),
+            Readiness::Kstatus(k) => k.judge(object, now),
         }
     }
 
-    fn status(&self, object: &Value) -> Status {
+    fn status(&self, object: &Value, now: SystemTime) -> Status {
         match self {
-            Readiness::Custom(c) => c.status(object),
-            Readiness::Kstatus(k) => k.status(object),
+            Readiness::Custom(c) => c.status(object, now),
+            Readiness::Kstatus(k) => k.status(object, now),
         }
     }
 }
@@ -345,11 +350,27 @@ impl Readiness {
         }
     }
 
-    /// The readiness an object declares through its `helm.sh/readiness-*` annotations.
+    /// The readiness an object declares through its `helm.sh/readiness-*` annotations; a
+    /// hook's annotations are ignored ([`Readiness::for_hook`]).
     pub fn for_object(object: &Value, options: KstatusOptions) -> Result<Self, ReadinessError> {
+        if is_hook(object) {
+            return Ok(Self::for_hook(options));
+        }
         let success = annotation_expressions(object, ExprKind::Success)?;
         let failure = annotation_expressions(object, ExprKind::Failure)?;
         Ok(Self::new(success, failure, options))
+    }
+
+    /// A hook's readiness (SPEC §3): never custom expressions, always kstatus, the way Helm's
+    /// hook readers apply it (a Job must complete, a Pod must succeed).
+    #[must_use]
+    pub fn for_hook(options: KstatusOptions) -> Self {
+        Readiness::Kstatus(Kstatus {
+            options: KstatusOptions {
+                hook: true,
+                ..options
+            },
+        })
     }
 
     /// Whether only one of the two annotations is set (custom readiness then does not apply).
@@ -364,6 +385,17 @@ impl Readiness {
             _ => None,
         }
     }
+}
+
+/// Whether an object is a Helm hook: `helm.sh/hook` is set (Helm treats the key's presence
+/// so; an empty or unknown event makes Helm drop the object, never sequence it).
+#[must_use]
+pub fn is_hook(object: &Value) -> bool {
+    object
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(HOOK))
+        .is_some()
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -440,16 +472,19 @@ mod tests {
             &json!({"succeeded": 1}),
         );
         let r = Readiness::for_object(&both, KstatusOptions::default()).unwrap();
-        let j = r.judge(&both);
+        let j = r.judge(&both, SystemTime::UNIX_EPOCH);
         assert_eq!((j.status, j.engine), (Status::Ready, Engine::Custom));
         assert_eq!(j.expressions.len(), 2);
         assert_eq!(j.expressions[0].kind, ExprKind::Failure);
         assert_eq!(j.expressions[0].observed, None);
-        assert_eq!(r.status(&both), Status::Ready);
+        assert_eq!(r.status(&both, SystemTime::UNIX_EPOCH), Status::Ready);
 
         let one = annotated(r#"["{.succeeded} == 1"]"#, " ", &json!({"startTime": "x"}));
         let r = Readiness::for_object(&one, KstatusOptions::default()).unwrap();
-        assert_eq!(r.judge(&one).engine, Engine::Kstatus);
+        assert_eq!(
+            r.judge(&one, SystemTime::UNIX_EPOCH).engine,
+            Engine::Kstatus
+        );
         assert_eq!(Readiness::one_sided(&one), Some(ExprKind::Success));
     }
 
@@ -461,12 +496,18 @@ mod tests {
             &json!({"succeeded": 1, "failed": 2}),
         );
         let r = Readiness::for_object(&obj, KstatusOptions::default()).unwrap();
-        assert_eq!(r.judge(&obj).status, Status::Failed);
-        assert_eq!(r.status(&obj), Status::Failed);
+        assert_eq!(r.judge(&obj, SystemTime::UNIX_EPOCH).status, Status::Failed);
+        assert_eq!(r.status(&obj, SystemTime::UNIX_EPOCH), Status::Failed);
         let mut no_status = obj.clone();
         no_status.as_object_mut().unwrap().remove("status");
-        assert_eq!(r.judge(&no_status).status, Status::InProgress);
-        assert_eq!(r.status(&no_status), Status::InProgress);
+        assert_eq!(
+            r.judge(&no_status, SystemTime::UNIX_EPOCH).status,
+            Status::InProgress
+        );
+        assert_eq!(
+            r.status(&no_status, SystemTime::UNIX_EPOCH),
+            Status::InProgress
+        );
     }
 
     #[test]

@@ -36,7 +36,11 @@ fn check(ctx: &Context, sink: &mut Sink) {
         let Some(info) = &model.charts[parent].info else {
             continue;
         };
-        if !model.documents.iter().any(|d| d.chart == id) {
+        if !model
+            .documents
+            .iter()
+            .any(|d| d.chart == id && !d.is_comment_only())
+        {
             continue;
         }
         let node = &info.meta.node;

@@ -2,7 +2,9 @@
 //!
 //! Only what sequencing needs is read: `Chart.yaml`, `values.yaml`, `templates/**`, `crds/**`
 //! and `charts/*` (directories and archives, recursively). Every file is registered in the
-//! [`SourceMap`] so that diagnostics can point into templates and `Chart.yaml`.
+//! [`SourceMap`] so that diagnostics can point into templates and `Chart.yaml`. Symbolic links
+//! in a chart directory are followed as Helm follows them (monorepos link shared subcharts);
+//! links inside archives are refused.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -15,7 +17,8 @@ use crate::source::{FileId, Origin, SourceMap, display_path};
 /// Caps on chart input (archives in particular).
 #[derive(Clone, Copy, Debug)]
 pub struct ChartLimits {
-    /// Bytes an archive may expand to, all members together.
+    /// Bytes an archive may expand to, all members together; also the bytes a chart directory
+    /// may hold with its symbolic links followed.
     pub max_archive_bytes: u64,
     /// Files one chart tree may hold.
     pub max_files: usize,
@@ -95,6 +98,19 @@ struct ChartFiles {
     display_root: String,
     origin: Origin,
     files: BTreeMap<String, Vec<u8>>,
+    /// Where a file reached through a symbolic link really is (the file a person edits),
+    /// by relative path; other files are shown as `display_root/relative path`.
+    real_names: BTreeMap<String, String>,
+}
+
+impl ChartFiles {
+    /// The name a file is shown by.
+    fn shown(&self, rel: &str) -> String {
+        self.real_names
+            .get(rel)
+            .cloned()
+            .unwrap_or_else(|| format!("{}/{rel}", self.display_root))
+    }
 }
 
 /// Loads a chart directory or a `.tgz` archive.
@@ -127,6 +143,12 @@ pub fn load_archive(
     build(display.to_owned(), files, sources, limits, 0)
 }
 
+/// Reads a chart directory the way Helm's loader does (`sympath.Walk`): symbolic links are
+/// followed wherever they point (a monorepo's `charts/common -> ../../common`), files are named
+/// by the path of the link, not of its target. What Helm lacks is added: a link back into a
+/// directory being walked is a loop and an error (Helm recurses until the path is too long),
+/// and the archive caps hold for what the links reach (files, bytes). Irregular files (a
+/// device, a FIFO) are refused as Helm refuses them.
 fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
     let canonical_root = root.canonicalize().map_err(|e| {
         Error::io(
@@ -135,8 +157,13 @@ fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
         )
     })?;
     let mut files = BTreeMap::new();
-    let mut pending: Vec<PathBuf> = vec![PathBuf::new()];
-    while let Some(rel_dir) = pending.pop() {
+    let mut real_names = BTreeMap::new();
+    let mut total = 0u64;
+    // Each directory to read, with the real directories above it (for loop detection) and
+    // whether a link led there.
+    let mut pending: Vec<(PathBuf, Vec<PathBuf>, bool)> =
+        vec![(PathBuf::new(), vec![canonical_root], false)];
+    while let Some((rel_dir, ancestors, through_link)) = pending.pop() {
         let dir = root.join(&rel_dir);
         let entries = std::fs::read_dir(&dir)
             .map_err(|e| Error::io(format!("cannot read directory {}", display_path(&dir)), &e))?;
@@ -146,38 +173,66 @@ fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
             let rel = rel_dir.join(entry.file_name());
             let rel_text = rel.to_string_lossy().replace('\\', "/");
             let full = entry.path();
-            let resolved = full
-                .canonicalize()
-                .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
-            if !resolved.starts_with(&canonical_root) {
-                return Err(Error::new(format!(
-                    "{}: symbolic link points outside the chart ({})",
-                    display_path(&full),
-                    resolved.display()
-                )));
-            }
-            if resolved.is_dir() {
-                if wanted(&rel_text, true) {
-                    pending.push(rel);
+            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            // Follows links; a broken link fails here, as it fails Helm.
+            let meta = std::fs::metadata(&full).map_err(|e| {
+                let what = if is_link { "symbolic link " } else { "" };
+                Error::io(format!("cannot read {what}{}", display_path(&full)), &e)
+            })?;
+            if meta.is_dir() {
+                if !wanted(&rel_text, true) {
+                    continue;
                 }
-            } else if wanted(&rel_text, false) {
-                if files.len() >= limits.max_files {
+                let target = full
+                    .canonicalize()
+                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+                if ancestors.contains(&target) {
                     return Err(Error::new(format!(
-                        "{}: more than {} files",
-                        display_path(root),
-                        limits.max_files
+                        "{}: symbolic link loop: it leads back to {}, which contains it",
+                        display_path(&full),
+                        target.display()
                     )));
                 }
-                let bytes = std::fs::read(&full)
-                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
-                files.insert(rel_text, bytes);
+                let mut chain = ancestors.clone();
+                chain.push(target);
+                pending.push((rel, chain, through_link || is_link));
+                continue;
             }
+            if !wanted(&rel_text, false) {
+                continue;
+            }
+            if !meta.is_file() {
+                return Err(Error::new(format!(
+                    "{}: cannot load an irregular file (a device, FIFO or socket) into a chart",
+                    display_path(&full)
+                )));
+            }
+            if files.len() >= limits.max_files {
+                return Err(Error::new(format!(
+                    "{}: more than {} files",
+                    display_path(root),
+                    limits.max_files
+                )));
+            }
+            total = total.saturating_add(meta.len());
+            if total > limits.max_archive_bytes {
+                return Err(too_big(&display_path(root), limits));
+            }
+            let bytes = std::fs::read(&full)
+                .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+            if through_link || is_link {
+                if let Ok(target) = full.canonicalize() {
+                    real_names.insert(rel_text.clone(), display_path(&target));
+                }
+            }
+            files.insert(rel_text, bytes);
         }
     }
     Ok(ChartFiles {
         display_root: display_path(root),
         origin: Origin::Disk,
         files,
+        real_names,
     })
 }
 
@@ -281,7 +336,15 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
         display_root: format!("{display}:{top}"),
         origin: Origin::Archive,
         files,
+        real_names: BTreeMap::new(),
     })
+}
+
+fn too_big(display: &str, limits: ChartLimits) -> Error {
+    Error::new(format!(
+        "{display}: the chart (its symbolic links followed) holds more than {} bytes; raise --max-archive-bytes if it is genuine",
+        limits.max_archive_bytes
+    ))
 }
 
 fn bomb(display: &str, limits: ChartLimits) -> Error {
@@ -305,18 +368,17 @@ fn build(
         )));
     }
     let root = chart.display_root.clone();
-    let join = |rel: &str| format!("{root}/{rel}");
 
     let Some(chart_yaml) = chart.files.remove("Chart.yaml") else {
         return Err(Error::new(format!("{root}: no Chart.yaml (not a chart)")));
     };
-    let chart_yaml_name = join("Chart.yaml");
+    let chart_yaml_name = chart.shown("Chart.yaml");
     let file = sources.add(chart_yaml_name.clone(), chart.origin.clone(), chart_yaml);
     let meta = parse_meta(&chart_yaml_name, file, sources)?;
 
     let values = match chart.files.remove("values.yaml") {
         Some(bytes) => {
-            let name = join("values.yaml");
+            let name = chart.shown("values.yaml");
             let id = sources.add(name.clone(), chart.origin.clone(), bytes);
             yaml_file_to_json(&name, id, sources)?
         }
@@ -324,35 +386,38 @@ fn build(
     };
 
     // Split off subcharts: `charts/<dir>/…` and `charts/<archive>.tgz`.
-    let mut sub_dirs: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
+    let mut sub_dirs: BTreeMap<String, ChartFiles> = BTreeMap::new();
     let mut sub_archives: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut files = BTreeMap::new();
     for (rel, bytes) in std::mem::take(&mut chart.files) {
         if let Some(rest) = rel.strip_prefix("charts/") {
             match rest.split_once('/') {
                 Some((dir, inner)) => {
-                    sub_dirs
+                    let sub = sub_dirs
                         .entry(dir.to_owned())
-                        .or_default()
-                        .insert(inner.to_owned(), bytes);
+                        .or_insert_with(|| ChartFiles {
+                            display_root: format!("{root}/charts/{dir}"),
+                            origin: chart.origin.clone(),
+                            files: BTreeMap::new(),
+                            real_names: BTreeMap::new(),
+                        });
+                    if let Some(real) = chart.real_names.remove(&rel) {
+                        sub.real_names.insert(inner.to_owned(), real);
+                    }
+                    sub.files.insert(inner.to_owned(), bytes);
                 }
                 None => {
                     sub_archives.insert(rest.to_owned(), bytes);
                 }
             }
         } else {
-            let id = sources.add(join(&rel), chart.origin.clone(), bytes);
+            let id = sources.add(chart.shown(&rel), chart.origin.clone(), bytes);
             files.insert(rel, id);
         }
     }
 
     let mut subcharts = Vec::new();
     for (dir, files) in sub_dirs {
-        let files = ChartFiles {
-            display_root: format!("{root}/charts/{dir}"),
-            origin: chart.origin.clone(),
-            files,
-        };
         subcharts.push(build(dir, files, sources, limits, depth + 1)?);
     }
     for (name, bytes) in sub_archives {

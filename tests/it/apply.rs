@@ -9,6 +9,7 @@ mod deploy;
 mod e2e;
 mod failures;
 mod helm;
+mod helm_parity;
 mod kubectl;
 mod plugin;
 mod safety;

@@ -419,25 +419,102 @@ fn hostile_chart_archives_are_refused() {
     assert!(err.contains("plain.tgz"), "{err}");
 }
 
+/// Symbolic links in a chart directory are followed, as Helm follows them, but a loop, an
+/// irregular file, a broken link or more bytes than the archive cap end in a clear error, and a
+/// link inside an archive stays refused even when a link leads to the archive.
 #[cfg(unix)]
 #[test]
-fn symlinks_leaving_a_chart_directory_are_refused() {
+fn symlinks_in_a_chart_directory_are_followed_within_limits() {
+    use std::os::unix::fs::symlink;
     let dir = tempfile::tempdir().expect("tempdir");
-    let chart = dir.path().join("chart");
-    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
-    std::fs::write(chart.join("Chart.yaml"), CHART_YAML).expect("write");
-    std::os::unix::fs::symlink("/etc", chart.join("templates/etc")).expect("symlink");
     let stream = write(dir.path(), "s.yaml", doc("x", "    a: b\n"));
-    let (code, _, err) = run(chartseq()
-        .arg("plan")
-        .arg(&stream)
-        .arg("--chart")
-        .arg(&chart));
+    let fresh = |name: &str| {
+        let chart = dir.path().join(name);
+        std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+        std::fs::create_dir_all(chart.join("charts")).expect("mkdir");
+        std::fs::write(chart.join("Chart.yaml"), CHART_YAML).expect("write");
+        chart
+    };
+    let plan_with = |chart: &Path, extra: &[&str]| {
+        let started = Instant::now();
+        let result = run(chartseq()
+            .arg("plan")
+            .arg(&stream)
+            .arg("--chart")
+            .arg(chart)
+            .args(extra));
+        assert!(started.elapsed() < Duration::from_secs(60), "no hang");
+        result
+    };
+
+    // Outside the chart is fine: that is what a monorepo does.
+    let outside = fresh("outside");
+    let shared = dir.path().join("shared.yaml");
+    std::fs::write(&shared, "# a shared template\n").expect("write");
+    symlink(&shared, outside.join("templates/shared.yaml")).expect("symlink");
+    let (code, _, err) = plan_with(&outside, &[]);
+    assert_eq!(code, 0, "{err}");
+
+    let looped = fresh("looped");
+    symlink("..", looped.join("charts/self")).expect("symlink");
+    let (code, _, err) = plan_with(&looped, &[]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("symbolic link points outside the chart"),
+        err.contains("looped/charts/self: symbolic link loop"),
         "{err}"
     );
+    let looped_templates = fresh("looped-templates");
+    symlink(".", looped_templates.join("templates/again")).expect("symlink");
+    let (code, _, err) = plan_with(&looped_templates, &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("templates/again: symbolic link loop"), "{err}");
+
+    let device = fresh("device");
+    symlink("/dev/zero", device.join("templates/zero.yaml")).expect("symlink");
+    let (code, _, err) = plan_with(&device, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("templates/zero.yaml") && err.contains("irregular file"),
+        "{err}"
+    );
+
+    let broken = fresh("broken");
+    symlink("nowhere.yaml", broken.join("templates/gone.yaml")).expect("symlink");
+    let (code, _, err) = plan_with(&broken, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot read symbolic link") && err.contains("templates/gone.yaml"),
+        "{err}"
+    );
+
+    let big = fresh("big");
+    let blob = dir.path().join("blob.yaml");
+    std::fs::write(&blob, vec![b'#'; 2 * 1024 * 1024]).expect("write");
+    symlink(&blob, big.join("templates/blob.yaml")).expect("symlink");
+    let (code, _, err) = plan_with(&big, &["--max-archive-bytes", "1048576"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("more than 1048576 bytes") && err.contains("--max-archive-bytes"),
+        "{err}"
+    );
+    let (code, _, err) = plan_with(&big, &[]);
+    assert_eq!(code, 0, "within the default cap: {err}");
+
+    // An archive reached through a link is still an archive: its links are refused.
+    let archived = fresh("archived");
+    let archive = dir.path().join("sub-0.1.0.tgz");
+    tgz(
+        &archive,
+        &[(
+            "sub/Chart.yaml",
+            b"apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        )],
+        &[("sub/templates/x.yaml", "/etc/passwd")],
+    );
+    symlink(&archive, archived.join("charts/sub-0.1.0.tgz")).expect("symlink");
+    let (code, _, err) = plan_with(&archived, &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a link"), "{err}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Readiness: the kubectl `JSONPath` differential table, kstatus tables, and `chartseq
 //! readiness` end to end.
 
+mod clock_and_hooks;
 mod command;
 mod expressions;
 mod fuzz;

@@ -1,4 +1,5 @@
 //! The step graph in Graphviz DOT: one cluster per chart level, an edge per prerequisite.
+//! Uninstall draws the exact reverse: levels and steps in deletion order, every edge turned.
 
 use std::io::{self, Write};
 
@@ -11,15 +12,15 @@ pub(super) fn write(
     plan: &Plan,
     uninstall: bool,
 ) -> io::Result<()> {
+    let steps = super::steps_in_order(plan, uninstall);
     writeln!(out, "digraph chartseq {{")?;
     writeln!(out, "  rankdir=TB;")?;
     writeln!(out, "  node [shape=box, fontname=\"Helvetica\"];")?;
-    for level in &plan.levels {
+    for level in super::levels_in_order(plan, uninstall) {
         let chart = &model.charts[level.chart];
         writeln!(out, "  subgraph \"cluster_{}\" {{", escape(&chart.display))?;
         writeln!(out, "    label=\"{}\";", escape(&chart.display))?;
-        for (i, step) in plan
-            .steps
+        for (i, step) in steps
             .iter()
             .enumerate()
             .filter(|(_, s)| s.chart == level.chart)
@@ -39,13 +40,9 @@ pub(super) fn write(
         }
         writeln!(out, "  }}")?;
     }
-    for (i, step) in plan.steps.iter().enumerate() {
+    for (i, step) in steps.iter().enumerate() {
         for &before in &step.after {
-            if uninstall {
-                writeln!(out, "  s{i} -> s{before};")?;
-            } else {
-                writeln!(out, "  s{before} -> s{i};")?;
-            }
+            writeln!(out, "  s{before} -> s{i};")?;
         }
     }
     writeln!(out, "}}")

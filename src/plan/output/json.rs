@@ -55,13 +55,10 @@ pub(super) fn write(
             "resource": resource_json(model, d),
         }))
     });
-    let order: Box<dyn Iterator<Item = usize>> = if uninstall {
-        Box::new((0..plan.steps.len()).rev())
-    } else {
-        Box::new(0..plan.steps.len())
-    };
-    let steps = order.map(|i| {
-        let s = &plan.steps[i];
+    // Uninstall lists the exact reverse: steps and their resources reversed, `after` naming
+    // the steps (in this list) that must be gone first.
+    let ordered = super::steps_in_order(plan, uninstall);
+    let steps = ordered.iter().map(|s| {
         Node::Object(vec![
             ("chart", Member::Value(json!(model.charts[s.chart].display))),
             ("group", Member::Value(json!(s.group))),

@@ -1,4 +1,5 @@
-//! The step graph as a Mermaid flowchart (renders in GitHub Markdown).
+//! The step graph as a Mermaid flowchart (renders in GitHub Markdown). Uninstall draws the
+//! exact reverse: levels and steps in deletion order, every edge turned.
 
 use std::io::{self, Write};
 
@@ -11,12 +12,12 @@ pub(super) fn write(
     plan: &Plan,
     uninstall: bool,
 ) -> io::Result<()> {
+    let steps = super::steps_in_order(plan, uninstall);
     writeln!(out, "flowchart TD")?;
-    for (l, level) in plan.levels.iter().enumerate() {
+    for (l, level) in super::levels_in_order(plan, uninstall).enumerate() {
         let chart = &model.charts[level.chart];
         writeln!(out, "  subgraph c{l}[\"{}\"]", escape(&chart.display))?;
-        for (i, step) in plan
-            .steps
+        for (i, step) in steps
             .iter()
             .enumerate()
             .filter(|(_, s)| s.chart == level.chart)
@@ -28,13 +29,9 @@ pub(super) fn write(
         }
         writeln!(out, "  end")?;
     }
-    for (i, step) in plan.steps.iter().enumerate() {
+    for (i, step) in steps.iter().enumerate() {
         for &before in &step.after {
-            if uninstall {
-                writeln!(out, "  s{i} --> s{before}")?;
-            } else {
-                writeln!(out, "  s{before} --> s{i}")?;
-            }
+            writeln!(out, "  s{before} --> s{i}")?;
         }
     }
     Ok(())

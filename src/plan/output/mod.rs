@@ -7,12 +7,13 @@ mod mermaid;
 mod template;
 mod text;
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 pub use template::{TemplateOptions, write_template};
 
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Plan, PlanError, PlanIssue};
+use crate::plan::{Level, Plan, PlanError, PlanIssue, Step};
 use crate::source::Loc;
 
 /// A plan output format.
@@ -37,6 +38,24 @@ pub fn write_plan(
         PlanFormat::Json => json::write(out, model, plan, uninstall),
         PlanFormat::Dot => dot::write(out, model, plan, uninstall),
         PlanFormat::Mermaid => mermaid::write(out, model, plan, uninstall),
+    }
+}
+
+/// Steps in install order, or the uninstall order (SPEC §2: the exact reverse, edges turned).
+fn steps_in_order(plan: &Plan, uninstall: bool) -> Cow<'_, [Step]> {
+    if uninstall {
+        Cow::Owned(plan.uninstall_steps())
+    } else {
+        Cow::Borrowed(&plan.steps)
+    }
+}
+
+/// Chart levels in install order (pre-order), or reversed for uninstall.
+fn levels_in_order(plan: &Plan, uninstall: bool) -> Box<dyn Iterator<Item = &Level> + '_> {
+    if uninstall {
+        Box::new(plan.levels.iter().rev())
+    } else {
+        Box::new(plan.levels.iter())
     }
 }
 

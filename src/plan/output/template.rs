@@ -2,14 +2,15 @@
 //!
 //! Documents are written byte for byte as they were read, with Helm's spacing between them
 //! (`---`, the document, a blank line); groups are framed by
-//! `## START resource-group: <path> <group>` / `## END …`. Like Helm, the annotation
-//! `helm.sh/depends-on/resource-groups` is removed (its key is not a valid Kubernetes
-//! annotation key) unless asked to keep it.
+//! `## START resource-group: <path> <group>` / `## END …`; documents of only comments follow
+//! the plan; hooks come last, in the order Helm runs them (weight, name, kind). Like Helm, the
+//! annotation `helm.sh/depends-on/resource-groups` is removed (its key is not a valid
+//! Kubernetes annotation key) unless asked to keep it.
 
 use std::io::{self, Write};
 
 use crate::model::annotations::DEPENDS_ON_GROUPS;
-use crate::model::{Content, DocId, Model};
+use crate::model::{Content, DocId, Model, Placement};
 use crate::plan::Plan;
 
 /// What `chartseq template` prints besides the plan.
@@ -28,8 +29,13 @@ pub fn write_template(
     options: TemplateOptions,
 ) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
+    let crd = |doc: &DocId| model.documents[*doc].placement == Placement::Crd;
     if options.include_crds {
-        for &doc in &plan.crds {
+        for &doc in plan
+            .crds
+            .iter()
+            .chain(plan.comments.iter().filter(|d| crd(d)))
+        {
             write_doc(&mut buf, model, doc, options);
         }
     }
@@ -45,9 +51,12 @@ pub fn write_template(
             buf.extend_from_slice(format!("## END resource-group: {chart} {group}\n").as_bytes());
         }
     }
-    let mut hooks = plan.hooks.clone();
-    hooks.sort_unstable();
-    for doc in hooks {
+    // Documents of only comments belong to no step: they follow the plan, before the hooks,
+    // as Helm lists them with the manifests.
+    for &doc in plan.comments.iter().filter(|d| !crd(d)) {
+        write_doc(&mut buf, model, doc, options);
+    }
+    for &doc in &plan.hooks {
         write_doc(&mut buf, model, doc, options);
     }
     while buf.last() == Some(&b'\n') {

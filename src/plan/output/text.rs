@@ -117,18 +117,13 @@ fn write_level(
 fn write_uninstall(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Result<()> {
     write_hooks(out, model, plan, "pre-delete")?;
     writeln!(out, "Uninstall order (exact reverse of install):")?;
-    for (i, step) in plan.uninstall_steps().enumerate() {
+    for (i, step) in plan.uninstall_steps().iter().enumerate() {
         let chart = &model.charts[step.chart].display;
         let what = step
             .group
             .as_deref()
             .map_or_else(|| "unsequenced".to_owned(), |g| format!("group {g}"));
-        let mut resources: Vec<String> = step
-            .resources
-            .iter()
-            .rev()
-            .map(|&d| label(model, d))
-            .collect();
+        let mut resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
         resources.dedup();
         writeln!(out, "  {}. {chart} {what}: {}", i + 1, resources.join(", "))?;
     }

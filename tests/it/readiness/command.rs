@@ -168,8 +168,12 @@ fn unreadable_input_is_a_tool_failure() {
 fn kstatus_reasons_read_well() {
     let mut all = String::new();
     for file in ["workloads", "pods-jobs", "others"] {
-        let (code, stdout, stderr) =
-            readiness(&[&format!("fixtures/readiness/kstatus/{file}.yaml")]);
+        // The instant the tables are judged at: the Pod scheduling rule reads the clock.
+        let (code, stdout, stderr) = readiness(&[
+            &format!("fixtures/readiness/kstatus/{file}.yaml"),
+            "--now",
+            super::kstatus_table::NOW,
+        ]);
         assert_eq!(code, 1, "{file}: {stderr}");
         all.push_str(&stdout);
     }
