@@ -738,7 +738,12 @@ pub fn main() -> ExitCode {
         }
         Err(commands::Failure::Reported) => ExitCode::from(2),
         Err(failure) => {
-            let _ = writeln!(err, "chartseq: error: {failure}");
+            let text = failure.to_string();
+            let _ = writeln!(
+                err,
+                "chartseq: error: {}",
+                crate::report::safe::terminal_safe(&text)
+            );
             ExitCode::from(2)
         }
     }

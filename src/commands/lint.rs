@@ -93,9 +93,10 @@ fn fatal(
     help: Option<&str>,
     source: Option<&ConfigError>,
 ) -> io::Result<()> {
-    let mut diagnostic = MietteDiagnostic::new(message.to_owned()).with_code("chartseq::error");
+    let message = crate::report::safe::terminal_safe(message);
+    let mut diagnostic = MietteDiagnostic::new(message.clone()).with_code("chartseq::error");
     if let Some(help) = help {
-        diagnostic = diagnostic.with_help(help.to_owned());
+        diagnostic = diagnostic.with_help(crate::report::safe::terminal_safe(help).into_owned());
     }
     let mut rendered = String::new();
     let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
@@ -142,6 +143,8 @@ fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Inpu
             return Ok(None);
         }
         paths = charts;
+    } else if paths.len() > 1 {
+        paths = lintable(paths, err)?;
     }
     Ok(Some(
         paths
@@ -152,6 +155,44 @@ fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Inpu
             })
             .collect(),
     ))
+}
+
+/// Of several targets (a glob such as `charts/*`), the ones that are charts or rendered
+/// streams; the others (a README, a directory without `Chart.yaml`) are skipped, as
+/// chart-testing skips them, and named on `err`. None left is a failure: there was nothing to
+/// lint.
+fn lintable(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Failure> {
+    let mut kept = Vec::with_capacity(paths.len());
+    for path in paths {
+        let lower = path.to_string_lossy().to_ascii_lowercase();
+        let why = if path.as_os_str() == "-" {
+            None
+        } else if path.is_dir() {
+            (!path.join("Chart.yaml").is_file()).then_some("no Chart.yaml")
+        } else if !path.exists() {
+            // Named but missing: loading it reports the error.
+            None
+        } else {
+            let known = [".yaml", ".yml", ".json", ".tgz", ".tar.gz"]
+                .iter()
+                .any(|ext| lower.ends_with(ext));
+            (!known).then_some("neither a chart archive nor a YAML stream")
+        };
+        match why {
+            Some(why) => writeln!(
+                err,
+                "chartseq: skipped {}: not a chart ({why})",
+                crate::source::display_path(&path)
+            )?,
+            None => kept.push(path),
+        }
+    }
+    if kept.is_empty() {
+        return Err(crate::error::Error::new("no chart among the targets")
+            .with_detail("a target is a chart directory (with Chart.yaml), a chart archive (.tgz) or a rendered manifest stream")
+            .into());
+    }
+    Ok(kept)
 }
 
 /// `chartseq lint`.

@@ -66,11 +66,11 @@ fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> 
                 .as_deref()
                 .map(|s| format!(" (from {s})"))
                 .unwrap_or_default();
-            writeln!(
-                err,
+            let line = format!(
                 "warning: {}{from}: {message}; the document is placed with the unsequenced resources",
                 output::position(model, *at)
-            )?;
+            );
+            writeln!(err, "{}", crate::report::safe::terminal_safe(&line))?;
         }
     }
     Ok(any)
@@ -134,7 +134,13 @@ pub fn plan(
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     with_plan(input, out, err, |out, model, plan| {
-        output::write_plan(out, model, plan, format, uninstall)
+        if format != PlanFormat::Text {
+            return output::write_plan(out, model, plan, format, uninstall);
+        }
+        // The text plan is read in a terminal: names from the input are shown escaped.
+        let mut text = Vec::new();
+        output::write_plan(&mut text, model, plan, format, uninstall)?;
+        out.write_all(&crate::report::safe::bytes(&text))
     })
 }
 

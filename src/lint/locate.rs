@@ -38,6 +38,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
     if let Some(note) = &primary.fallback {
         notes.push(note.clone());
     }
+    let mut guessed = false;
     let location = match (primary.template, primary.doc) {
         (Some(t), _) => {
             labels.push(Label {
@@ -67,7 +68,10 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
                 .filter(|_| !on_disk)
                 .and_then(|doc| document_relative(model, doc, d.loc))
             {
-                Some(p) => p,
+                Some(p) => {
+                    guessed = true;
+                    p
+                }
                 None => position(model.sources.get(d.loc.file), d.loc.span, None),
             }
         }
@@ -97,6 +101,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         rendered: primary.rendered,
         labels,
         source_path,
+        guessed,
     }
 }
 

@@ -193,6 +193,23 @@ pub struct Finding {
     pub labels: Vec<Label>,
     /// The document's `# Source:` path (for `per-file-ignores`).
     pub source_path: Option<String>,
+    /// `location` names the `# Source:` template with a line counted in the rendered
+    /// document, not read from the template (no chart on disk): close, but where a helper's
+    /// output is included the template's line differs. Never shown as exact.
+    pub guessed: bool,
+}
+
+impl Finding {
+    /// When the line is a guess, what to say about it.
+    #[must_use]
+    pub fn guess_note(&self) -> Option<String> {
+        self.guessed.then(|| {
+            format!(
+                "{}: the line ({}) is counted in the rendered document, not read from the template, and differs where a helper's output is included; lint the chart, or pass --chart, for the exact line",
+                self.location.file, self.location.line
+            )
+        })
+    }
 }
 
 /// Counts by severity.

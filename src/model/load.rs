@@ -71,10 +71,7 @@ pub fn load(input: &Input) -> Result<Model> {
             return Err(Error::new(format!("{}: no such chart", display_path(path))));
         }
         if path.is_dir() && !path.join("Chart.yaml").is_file() {
-            return Err(Error::new(format!(
-                "{}: not a chart (no Chart.yaml)",
-                display_path(path)
-            )));
+            return Err(not_a_chart(path));
         }
     }
     let loaded = chart_path
@@ -99,6 +96,7 @@ pub fn load(input: &Input) -> Result<Model> {
                 .map_err(|e| Error::io("cannot read standard input", &e))?;
             ("-".to_owned(), Origin::Stdin, buf)
         }
+        InputTarget::Stream(path) if path.is_dir() => return Err(not_a_chart(path)),
         InputTarget::Stream(path) => {
             let bytes = std::fs::read(path)
                 .map_err(|e| Error::io(format!("cannot read {}", display_path(path)), &e))?;
@@ -115,6 +113,9 @@ pub fn load(input: &Input) -> Result<Model> {
             "{stream_name}: inputs over 4 GiB are not supported"
         )));
     }
+    if origin != Origin::Rendered {
+        refuse_binary(&stream_name, &bytes)?;
+    }
     let stream = sources.add(stream_name, origin, bytes);
 
     let mut charts = Vec::new();
@@ -124,6 +125,13 @@ pub fn load(input: &Input) -> Result<Model> {
     }
 
     let documents = parse_documents(&sources, stream, input.limits);
+    if matches!(input.target, InputTarget::Stream(_))
+        && documents
+            .iter()
+            .all(|d| matches!(d.content, Content::Empty))
+    {
+        return Err(no_documents(&sources, stream, documents.is_empty()));
+    }
     let mut model = Model {
         sources,
         charts,
@@ -133,6 +141,51 @@ pub fn load(input: &Input) -> Result<Model> {
     place_documents(&mut model, documents);
     add_disk_crds(&mut model, input.limits);
     Ok(model)
+}
+
+/// A directory named as a chart or a stream that holds no `Chart.yaml`.
+fn not_a_chart(path: &Path) -> Error {
+    Error::new(format!("no Chart.yaml in {}: not a chart", display_path(path))).with_detail(
+        "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
+    )
+}
+
+/// A stream (file or standard input) with nothing in it is not a clean result: the command
+/// that should have produced it most likely failed.
+fn no_documents(sources: &SourceMap, stream: FileId, nothing_at_all: bool) -> Error {
+    let file = sources.get(stream);
+    let what = if nothing_at_all {
+        "it is empty"
+    } else {
+        "it holds only comments"
+    };
+    let hint = if file.origin == Origin::Stdin {
+        "did the command piping into chartseq (helm template) fail?"
+    } else {
+        "render the chart into the file first (helm template), or lint the chart directory"
+    };
+    Error::new(format!("no documents in input ({}): {what}", file.name)).with_detail(hint)
+}
+
+/// A file of binary data (a NUL byte near its start, as git judges it) is not a rendered
+/// stream; saying so beats reporting it as invalid YAML.
+fn refuse_binary(name: &str, bytes: &[u8]) -> Result<()> {
+    let head = &bytes[..bytes.len().min(8000)];
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err(Error::new(format!(
+            "{name}: a gzip archive, not a rendered manifest stream"
+        ))
+        .with_detail("a chart archive must be named *.tgz or *.tar.gz"));
+    }
+    if memchr::memchr(0, head).is_some() {
+        return Err(Error::new(format!(
+            "{name}: a binary file, not a rendered manifest stream or a chart"
+        ))
+        .with_detail(
+            "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
+        ));
+    }
+    Ok(())
 }
 
 /// Builds a model from a rendered stream held in memory, with no chart on disk (what the

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use super::location::{locate, repository_root};
+use super::location::{fallback, locate, repository_root};
 use super::{Reporter, Run};
 use crate::lint::{Finding, Severity};
 use crate::plan::output::{PlanFormat, write_plan};
@@ -29,9 +29,11 @@ fn command(severity: Severity) -> &'static str {
     }
 }
 
-/// Escapes a command's message (GitHub's `escapeData`).
+/// Escapes a command's message (GitHub's `escapeData`); other control characters are shown
+/// as escapes, since the runner's log is a terminal.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
+    super::safe::terminal_safe(text)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
@@ -44,7 +46,9 @@ fn escape_property(text: &str) -> String {
 
 fn annotation(run: &Run<'_>, finding: &Finding, root: Option<&std::path::Path>) -> String {
     let mut properties = Vec::new();
-    if let Some(location) = locate(run.model, finding, root) {
+    if let Some(location) =
+        locate(run.model, finding, root).or_else(|| fallback(run.model, finding, root))
+    {
         properties.push(format!("file={}", escape_property(&location.path)));
         if let Some(p) = &location.region {
             properties.push(format!("line={}", p.line));
@@ -62,6 +66,9 @@ fn annotation(run: &Run<'_>, finding: &Finding, root: Option<&std::path::Path>) 
         let _ = write!(message, "\nhelp: {}", finding.help);
     }
     for note in &finding.notes {
+        let _ = write!(message, "\nnote: {note}");
+    }
+    if let Some(note) = finding.guess_note() {
         let _ = write!(message, "\nnote: {note}");
     }
     format!(
@@ -194,5 +201,6 @@ mod tests {
     fn escaping_follows_github() {
         assert_eq!(escape_data("50% done\r\nnext"), "50%25 done%0D%0Anext");
         assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        assert_eq!(escape_data("x\u{1b}]0;t\u{7}"), "x\\x1b]0;t\\x07");
     }
 }

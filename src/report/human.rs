@@ -9,7 +9,7 @@ use codespan_reporting::diagnostic::{Diagnostic, Label, Severity as CsSeverity};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Config, termcolor};
 
-use super::Reporter;
+use super::{Reporter, safe};
 use crate::lint::{Report, Severity};
 use crate::model::{Content, Model};
 use crate::source::FileId;
@@ -20,25 +20,36 @@ pub struct Human {
 
 const REDACTED: &str = "<redacted>";
 
-/// A file's text with secret values cut out, and how offsets move.
+/// A file's text with secret values cut out and control characters escaped, and how offsets
+/// move.
 struct Redacted {
     text: String,
-    /// (start, end) of each cut in the original, sorted.
-    cuts: Vec<(u32, u32)>,
+    /// (start, end, replacement length) of each cut in the original, sorted, disjoint.
+    cuts: Vec<(u32, u32, usize)>,
 }
 
 impl Redacted {
-    fn new(bytes: &[u8], mut cuts: Vec<(u32, u32)>) -> Self {
-        cuts.sort_unstable();
+    /// `secrets` are replaced by `<redacted>`, `escapes` by their text (a cut inside a secret
+    /// is dropped: the secret's text never shows).
+    fn new(bytes: &[u8], secrets: Vec<(u32, u32)>, escapes: Vec<(u32, u32, String)>) -> Self {
+        let mut all: Vec<(u32, u32, String)> = secrets
+            .into_iter()
+            .map(|(s, e)| (s, e, REDACTED.to_owned()))
+            .chain(escapes)
+            .collect();
+        // At one start, the longest cut first: a secret wins over an escape inside it.
+        all.sort_by(|a, b| (a.0, std::cmp::Reverse(a.1)).cmp(&(b.0, std::cmp::Reverse(b.1))));
         let mut text = String::with_capacity(bytes.len());
+        let mut cuts = Vec::with_capacity(all.len());
         let mut at = 0usize;
-        for &(s, e) in &cuts {
+        for (s, e, replacement) in all {
             let (s, e) = (s as usize, e as usize);
-            if s < at || e > bytes.len() {
+            if s < at || e > bytes.len() || e < s {
                 continue;
             }
             text.push_str(&String::from_utf8_lossy(&bytes[at..s]));
-            text.push_str(REDACTED);
+            text.push_str(&replacement);
+            cuts.push((s as u32, e as u32, replacement.len()));
             at = e;
         }
         text.push_str(&String::from_utf8_lossy(&bytes[at.min(bytes.len())..]));
@@ -48,10 +59,10 @@ impl Redacted {
     /// Where an original offset lands in the redacted text (inside a cut: at its start).
     fn map(&self, offset: u32) -> usize {
         let (mut removed, mut added) = (0usize, 0usize);
-        for &(s, e) in &self.cuts {
-            if offset >= e {
+        for &(s, e, len) in &self.cuts {
+            if offset >= e && e > s {
                 removed += (e - s) as usize;
-                added += REDACTED.len();
+                added += len;
             } else if offset > s {
                 return (s as usize + added).saturating_sub(removed);
             }
@@ -79,8 +90,12 @@ impl Reporter for Human {
                     } else {
                         Vec::new()
                     };
-                    let redacted = Redacted::new(&source.bytes, cuts);
-                    let id = files.add(source.name.clone(), redacted.text.clone());
+                    let redacted =
+                        Redacted::new(&source.bytes, cuts, safe::cuts(&source.bytes));
+                    let id = files.add(
+                        safe::terminal_safe(&source.name).into_owned(),
+                        redacted.text.clone(),
+                    );
                     (id, redacted)
                 });
                 let start = redacted.map(label.loc.span.start);
@@ -91,7 +106,7 @@ impl Reporter for Human {
                 } else {
                     Label::secondary(id, start..end)
                 };
-                labels.push(l.with_message(label.message.clone()));
+                labels.push(l.with_message(safe::terminal_safe(&label.message)));
             }
             let mut notes = Vec::new();
             let primary_in_stream = f.labels.first().is_some_and(|l| l.loc.file == model.stream);
@@ -100,10 +115,17 @@ impl Reporter for Human {
                     .as_ref()
                     .is_some_and(|r| r.file != f.location.file)
             {
-                notes.push(format!(
-                    "template: {}:{}:{}",
-                    f.location.file, f.location.line, f.location.column
-                ));
+                notes.push(if f.guessed {
+                    format!(
+                        "template: {}, near line {} (counted in the rendered document; lint the chart, or pass --chart, for the exact line)",
+                        f.location.file, f.location.line
+                    )
+                } else {
+                    format!(
+                        "template: {}:{}:{}",
+                        f.location.file, f.location.line, f.location.column
+                    )
+                });
             }
             if !f.help.is_empty() {
                 notes.push(format!("help: {}", f.help));
@@ -114,8 +136,12 @@ impl Reporter for Human {
                 Severity::Warning => CsSeverity::Warning,
                 Severity::Info => CsSeverity::Note,
             };
+            let notes = notes
+                .iter()
+                .map(|n| safe::terminal_safe(n).into_owned())
+                .collect();
             let diagnostic = Diagnostic::new(severity)
-                .with_message(&f.message)
+                .with_message(safe::terminal_safe(&f.message))
                 .with_code(format!("{}/{}", f.code, f.name))
                 .with_labels(labels)
                 .with_notes(notes);
@@ -134,7 +160,7 @@ impl Reporter for Human {
                     "{}[{}]: {} ({e})",
                     f.severity.as_str(),
                     f.code,
-                    f.message
+                    safe::terminal_safe(&f.message)
                 )?,
             }
         }
@@ -224,7 +250,7 @@ mod tests {
     fn redaction_cuts_values_and_moves_offsets() {
         let text = "kind: Secret\nstringData:\n  password: hunter2\nkind2: x\n";
         let cuts = textual_secret_spans(text, 0);
-        let redacted = Redacted::new(text.as_bytes(), cuts);
+        let redacted = Redacted::new(text.as_bytes(), cuts, Vec::new());
         assert_eq!(
             redacted.text,
             "kind: Secret\nstringData:\n  password: <redacted>\nkind2: x\n"
@@ -237,5 +263,18 @@ mod tests {
             "<redacted>"
         );
         assert_eq!(redacted.map(0), 0);
+    }
+
+    #[test]
+    fn escapes_move_offsets_and_never_open_a_secret() {
+        let text = "a: \u{1b}[31mx\nb: y\n";
+        let escaped = Redacted::new(text.as_bytes(), Vec::new(), safe::cuts(text.as_bytes()));
+        assert_eq!(escaped.text, "a: \\x1b[31mx\nb: y\n");
+        let b = text.find("b:").expect("present") as u32;
+        assert_eq!(&escaped.text[escaped.map(b)..], "b: y\n");
+        let secret = "k: s\u{1b}cret\n";
+        let cuts = vec![(3, 8)];
+        let redacted = Redacted::new(secret.as_bytes(), cuts, safe::cuts(secret.as_bytes()));
+        assert_eq!(redacted.text, "k: <redacted>t\n");
     }
 }

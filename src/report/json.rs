@@ -20,6 +20,14 @@ fn position(p: &Position) -> Value {
     })
 }
 
+/// The template position; `exact` is false when the line is counted in the rendered
+/// document (no chart on disk).
+fn location(f: &crate::lint::Finding) -> Value {
+    let mut location = position(&f.location);
+    location["exact"] = json!(!f.guessed);
+    location
+}
+
 impl Reporter for Json {
     fn report(&self, out: &mut dyn Write, _model: &Model, report: &Report) -> io::Result<()> {
         let diagnostics: Vec<Value> = report
@@ -40,7 +48,7 @@ impl Reporter for Json {
                         "namespace": r.namespace,
                         "name": r.name,
                     })),
-                    "location": position(&f.location),
+                    "location": location(f),
                     "rendered": f.rendered.as_ref().map(|r| json!({
                         "file": r.file,
                         "line": r.line,

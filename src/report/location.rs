@@ -41,13 +41,24 @@ pub fn repository_root() -> Option<PathBuf> {
 fn relative(root: Option<&Path>, name: &str) -> (String, bool) {
     let cwd = std::env::current_dir().ok();
     let absolute = cwd.as_ref().map(|cwd| normalize(&cwd.join(name)));
-    let (path, inside) = match (&absolute, root) {
-        (Some(absolute), Some(root)) => match absolute.strip_prefix(root) {
-            Ok(rel) => (rel.to_path_buf(), true),
-            Err(_) => (absolute.clone(), false),
-        },
-        (Some(absolute), None) => (absolute.clone(), false),
-        (None, _) => (PathBuf::from(name), !Path::new(name).is_absolute()),
+    // A file reached through a symbolic link (a linked chart directory, a linked working
+    // directory) is the file the link leads to: that is the path the repository holds.
+    let resolved = cwd
+        .as_ref()
+        .and_then(|cwd| cwd.join(name).canonicalize().ok());
+    let resolved_root = root.and_then(|r| r.canonicalize().ok());
+    let below = |path: &Option<PathBuf>, root: Option<&Path>| {
+        let (path, root) = (path.as_ref()?, root?);
+        path.strip_prefix(root).ok().map(Path::to_path_buf)
+    };
+    let (path, inside) = if let Some(rel) = below(&resolved, resolved_root.as_deref()) {
+        (rel, true)
+    } else if let Some(rel) = below(&absolute, root) {
+        (rel, true)
+    } else if let Some(path) = resolved.or(absolute) {
+        (path, false)
+    } else {
+        (PathBuf::from(name), !Path::new(name).is_absolute())
     };
     let text = path.to_string_lossy().replace('\\', "/");
     let text = text.strip_prefix("./").map_or(text.clone(), str::to_owned);
@@ -116,6 +127,28 @@ pub fn locate(model: &Model, finding: &Finding, root: Option<&Path>) -> Option<R
     }
     let rendered = finding.rendered.as_ref()?;
     on_disk(model, &rendered.file).then(|| at(root, &rendered.file, Some(rendered.clone())))
+}
+
+/// Where a finding with no place in a file on disk (its chart read from an archive) is
+/// attached: the archive on disk, else the chart's `Chart.yaml`; without a region, as no line
+/// of those files is meant.
+#[must_use]
+pub fn fallback(model: &Model, finding: &Finding, root: Option<&Path>) -> Option<RepoLocation> {
+    let archive = |name: &str| {
+        [".tgz:", ".tar.gz:"]
+            .iter()
+            .filter_map(|ext| name.find(ext).map(|i| name[..i + ext.len() - 1].to_owned()))
+            .min_by_key(String::len)
+    };
+    if let Some(path) = archive(&finding.location.file).filter(|p| Path::new(p).is_file()) {
+        return Some(at(root, &path, None));
+    }
+    let meta = model.charts.first()?.info.as_ref()?.meta.file;
+    let file = model.sources.get(meta);
+    if let Some(path) = archive(&file.name).filter(|p| Path::new(p).is_file()) {
+        return Some(at(root, &path, None));
+    }
+    (file.origin == Origin::Disk).then(|| at(root, &file.name, None))
 }
 
 /// Where a label of the human rendering sits in the repository, when its file is on disk.

@@ -7,6 +7,7 @@ mod human;
 mod json;
 mod junit;
 pub mod location;
+pub mod safe;
 mod sarif;
 
 use std::io::{self, Write};

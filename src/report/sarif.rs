@@ -7,11 +7,15 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::location::{RepoLocation, label_location, locate, repository_root};
+use super::location::{RepoLocation, fallback, label_location, locate, repository_root};
 use super::{Reporter, Run};
 use crate::lint::{Finding, Severity};
 use crate::model::Model;
 use crate::rules::RULES;
+use crate::source::Origin;
+
+/// The artifact standing for standard input, the one file that is on no disk.
+const STDIN_URI: &str = "stdin";
 
 pub struct Sarif;
 
@@ -96,7 +100,43 @@ fn message(finding: &Finding) -> String {
     for note in &finding.notes {
         let _ = write!(text, "\nnote: {note}");
     }
+    if let Some(note) = finding.guess_note() {
+        let _ = write!(text, "\nnote: {note}");
+    }
     text
+}
+
+/// The rendered stream read from standard input, as the run's one artifact without a file:
+/// the finding's exact place in that stream.
+fn stdin_location(finding: &Finding) -> Value {
+    let mut physical = json!({ "artifactLocation": { "uri": STDIN_URI, "index": 0 } });
+    if let Some(p) = &finding.rendered {
+        physical["region"] = json!({
+            "startLine": p.line,
+            "startColumn": p.column,
+            "endLine": p.end_line,
+            "endColumn": p.end_column,
+        });
+    }
+    physical
+}
+
+/// The template a stream's `# Source:` comment names, when the line in it is only a guess:
+/// the file, without a region (the guessed line is in the message).
+fn guessed_template(finding: &Finding) -> Option<Value> {
+    finding.guessed.then(|| {
+        json!({
+            "physicalLocation": {
+                "artifactLocation": { "uri": uri_path(&finding.location.file) },
+            },
+            "message": {
+                "text": format!(
+                    "the template named by `# Source:`; near line {} (counted in the rendered document)",
+                    finding.location.line
+                ),
+            },
+        })
+    })
 }
 
 /// A path as a URI reference: `/` kept, everything outside RFC 3986's unreserved set
@@ -148,6 +188,7 @@ fn related(model: &Model, finding: &Finding, root: Option<&std::path::Path>) -> 
             }
             Some(value)
         })
+        .chain(guessed_template(finding))
         .enumerate()
         .map(|(i, mut v)| {
             v["id"] = json!(i + 1);
@@ -161,8 +202,15 @@ fn result(
     finding: &Finding,
     root: Option<&std::path::Path>,
     seen: &mut std::collections::BTreeMap<String, usize>,
+    stdin: &mut bool,
 ) -> Value {
-    let location = locate(model, finding, root);
+    let location = locate(model, finding, root).or_else(|| {
+        // From standard input, the stream itself is the place; otherwise (a chart archive)
+        // the file holding the chart.
+        (model.sources.get(model.stream).origin != Origin::Stdin)
+            .then(|| fallback(model, finding, root))
+            .flatten()
+    });
     let identity = identity(finding, location.as_ref());
     // Identical findings (the same resource twice) are told apart by their order.
     let occurrence = seen.entry(identity.clone()).or_insert(0);
@@ -176,12 +224,18 @@ fn result(
     }
     object.insert("level".into(), json!(level(finding.severity)));
     object.insert("message".into(), json!({ "text": message(finding) }));
-    if let Some(location) = &location {
-        object.insert(
-            "locations".into(),
-            json!([{ "physicalLocation": physical(location) }]),
-        );
-    }
+    // Every result has a location: code scanning refuses results without one.
+    let physical = match &location {
+        Some(location) => physical(location),
+        None => {
+            *stdin = true;
+            stdin_location(finding)
+        }
+    };
+    object.insert(
+        "locations".into(),
+        json!([{ "physicalLocation": physical }]),
+    );
     let related = related(model, finding, root);
     if !related.is_empty() {
         object.insert("relatedLocations".into(), Value::Array(related));
@@ -206,6 +260,7 @@ impl Reporter for Sarif {
     fn report_all(&self, out: &mut dyn Write, runs: &[Run<'_>]) -> io::Result<()> {
         let root = repository_root();
         let mut seen = std::collections::BTreeMap::new();
+        let mut stdin = false;
         let results: Vec<Value> = runs
             .iter()
             .flat_map(|run| {
@@ -215,9 +270,9 @@ impl Reporter for Sarif {
                     .map(|f| (run.model, f))
                     .collect::<Vec<_>>()
             })
-            .map(|(model, f)| result(model, f, root.as_deref(), &mut seen))
+            .map(|(model, f)| result(model, f, root.as_deref(), &mut seen, &mut stdin))
             .collect();
-        let doc = json!({
+        let mut doc = json!({
             "$schema": SCHEMA,
             "version": "2.1.0",
             "runs": [{
@@ -234,6 +289,13 @@ impl Reporter for Sarif {
                 "results": results,
             }],
         });
+        if stdin {
+            doc["runs"][0]["artifacts"] = json!([{
+                "location": { "uri": STDIN_URI },
+                "description": { "text": "the rendered manifest stream read from standard input; no file holds it" },
+                "roles": ["analysisTarget"],
+            }]);
+        }
         serde_json::to_writer_pretty(&mut *out, &doc)?;
         writeln!(out)
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::parse::{Limits, Node, parse_document};
-use crate::source::{FileId, Origin, SourceMap, display_path};
+use crate::source::{FileId, Origin, SourceMap, display_join, display_path};
 
 /// Caps on chart input (archives in particular).
 #[derive(Clone, Copy, Debug)]
@@ -101,15 +101,22 @@ struct ChartFiles {
     /// Where a file reached through a symbolic link really is (the file a person edits),
     /// by relative path; other files are shown as `display_root/relative path`.
     real_names: BTreeMap<String, String>,
+    /// The directory on disk, when the root is shown with `..` steps: a file of a chart above
+    /// the current directory is then shown by its own shortest path (`x.yaml` rather than
+    /// `../templates/x.yaml` from inside `templates/`).
+    dir: Option<PathBuf>,
 }
 
 impl ChartFiles {
     /// The name a file is shown by.
     fn shown(&self, rel: &str) -> String {
-        self.real_names
-            .get(rel)
-            .cloned()
-            .unwrap_or_else(|| format!("{}/{rel}", self.display_root))
+        if let Some(real) = self.real_names.get(rel) {
+            return real.clone();
+        }
+        match &self.dir {
+            Some(dir) => display_path(&dir.join(rel)),
+            None => display_join(&self.display_root, rel),
+        }
     }
 }
 
@@ -228,11 +235,14 @@ fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
             files.insert(rel_text, bytes);
         }
     }
+    let display_root = display_path(root);
+    let above = display_root.split('/').any(|s| s == "..");
     Ok(ChartFiles {
-        display_root: display_path(root),
+        display_root,
         origin: Origin::Disk,
         files,
         real_names,
+        dir: above.then(|| root.to_path_buf()),
     })
 }
 
@@ -337,6 +347,7 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
         origin: Origin::Archive,
         files,
         real_names: BTreeMap::new(),
+        dir: None,
     })
 }
 
@@ -396,10 +407,11 @@ fn build(
                     let sub = sub_dirs
                         .entry(dir.to_owned())
                         .or_insert_with(|| ChartFiles {
-                            display_root: format!("{root}/charts/{dir}"),
+                            display_root: display_join(&root, &format!("charts/{dir}")),
                             origin: chart.origin.clone(),
                             files: BTreeMap::new(),
                             real_names: BTreeMap::new(),
+                            dir: chart.dir.as_ref().map(|d| d.join("charts").join(dir)),
                         });
                     if let Some(real) = chart.real_names.remove(&rel) {
                         sub.real_names.insert(inner.to_owned(), real);
@@ -421,7 +433,7 @@ fn build(
         subcharts.push(build(dir, files, sources, limits, depth + 1)?);
     }
     for (name, bytes) in sub_archives {
-        let files = read_archive(&format!("{root}/charts/{name}"), &bytes, limits)?;
+        let files = read_archive(&display_join(&root, &format!("charts/{name}")), &bytes, limits)?;
         subcharts.push(build(name, files, sources, limits, depth + 1)?);
     }
 

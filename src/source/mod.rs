@@ -179,26 +179,118 @@ impl fmt::Display for FileId {
     }
 }
 
-/// Turns a path into the form a user would type: relative to the current directory when it
-/// lies below it.
+/// Turns a path into the form a user would type: relative to the current directory, whatever
+/// way it was named (`.`, `./chart/`, an absolute path, `..`, through a symbolic link), the
+/// way ruff shows paths. The current directory itself is `.`.
+///
+/// A relative path without `..` is already relative to the current directory and is kept as
+/// written (`.` segments dropped), so a symbolic link named on the command line stays the
+/// name the user typed. Anything else is resolved by the file system (`..` after a link
+/// leads where the kernel says, not where the text says) and shown below the current
+/// directory when it lies there, else with `..` steps, else absolute.
 #[must_use]
 pub fn display_path(path: &std::path::Path) -> String {
-    let shown = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| {
-            let absolute = if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                cwd.join(path)
-            };
-            absolute
-                .strip_prefix(&cwd)
-                .ok()
-                .map(std::path::Path::to_path_buf)
-        })
-        .unwrap_or_else(|| path.to_path_buf());
-    let text = shown.to_string_lossy().replace('\\', "/");
-    text.strip_prefix("./").map_or(text.clone(), str::to_owned)
+    use std::path::Component;
+    let text = |p: &std::path::Path| {
+        let t = p.to_string_lossy().replace('\\', "/");
+        if t.is_empty() { ".".to_owned() } else { t }
+    };
+    let plain_relative = path.is_relative()
+        && !path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)));
+    if plain_relative {
+        let kept: std::path::PathBuf = path
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect();
+        return text(&kept);
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return text(path);
+    };
+    // The shell's idea of the current directory, when it names the same place: an absolute
+    // path through a linked working directory is still below it.
+    let logical = std::env::var_os("PWD")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute() && same_place(p, &cwd));
+    if path.is_absolute() && !path.components().any(|c| c == Component::ParentDir) {
+        for base in logical.iter().chain(std::iter::once(&cwd)) {
+            if let Ok(rel) = path.strip_prefix(base) {
+                return display_path(rel);
+            }
+        }
+    }
+    let absolute = cwd.join(path);
+    let (resolved, base) = match (absolute.canonicalize(), cwd.canonicalize()) {
+        (Ok(resolved), Ok(base)) => (resolved, base),
+        _ => (lexical(&absolute), lexical(&cwd)),
+    };
+    text(&relative_to(&resolved, &base))
+}
+
+/// Whether two directories are the same one (same device and inode where that is known).
+fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Drops `.` and folds `..` in the text of a path.
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` relative to `base` (both absolute and resolved): below it, or with `..` steps when
+/// they share more than the file system root, else `path` itself.
+fn relative_to(path: &std::path::Path, base: &std::path::Path) -> std::path::PathBuf {
+    if let Ok(rel) = path.strip_prefix(base) {
+        return rel.to_path_buf();
+    }
+    let ours: Vec<_> = path.components().collect();
+    let theirs: Vec<_> = base.components().collect();
+    let shared = ours
+        .iter()
+        .zip(&theirs)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Only the root (and, on Windows, the drive) in common: an absolute path reads better.
+    if shared <= 1 {
+        return path.to_path_buf();
+    }
+    let mut out = std::path::PathBuf::new();
+    for _ in shared..theirs.len() {
+        out.push("..");
+    }
+    for c in &ours[shared..] {
+        out.push(c);
+    }
+    out
+}
+
+/// A file of a chart shown by the display name of the chart root and its path in the chart:
+/// `templates/x.yaml` in the chart `.` is `templates/x.yaml`, not `./templates/x.yaml`.
+#[must_use]
+pub fn display_join(root: &str, rel: &str) -> String {
+    match root {
+        "" | "." => rel.to_owned(),
+        _ if root.ends_with('/') => format!("{root}{rel}"),
+        _ => format!("{root}/{rel}"),
+    }
 }
 
 #[cfg(test)]
@@ -213,5 +305,35 @@ mod tests {
         let x = "ab\né: ".len() as u32;
         assert_eq!(index.line_col(bytes, x), LineCol { line: 2, column: 4 });
         assert_eq!(index.line_range(bytes, 2), Some(3..bytes.len() - 1));
+    }
+
+    #[test]
+    fn paths_are_shown_relative_to_the_current_directory() {
+        use std::path::Path;
+        assert_eq!(display_path(Path::new(".")), ".");
+        assert_eq!(display_path(Path::new("./")), ".");
+        assert_eq!(display_path(Path::new("./chart/")), "chart");
+        assert_eq!(display_path(Path::new("a/./b")), "a/b");
+        let cwd = std::env::current_dir().expect("cwd");
+        assert_eq!(display_path(&cwd), ".");
+        assert_eq!(display_path(&cwd.join("src")), "src");
+        assert_eq!(display_path(&cwd.join("src/../src/lib.rs")), "src/lib.rs");
+        let name = cwd.file_name().expect("name").to_string_lossy().into_owned();
+        assert_eq!(display_path(&Path::new("..").join(&name)), ".");
+        assert_eq!(display_path(Path::new("..")), "..");
+        assert_eq!(display_join(".", "templates/x.yaml"), "templates/x.yaml");
+        assert_eq!(display_join("..", "templates/x.yaml"), "../templates/x.yaml");
+        assert_eq!(display_join("c", "Chart.yaml"), "c/Chart.yaml");
+    }
+
+    #[test]
+    fn relative_paths_step_up_only_below_a_shared_directory() {
+        use std::path::Path;
+        assert_eq!(
+            relative_to(Path::new("/r/a/x"), Path::new("/r/b/c")),
+            Path::new("../../a/x")
+        );
+        assert_eq!(relative_to(Path::new("/r/a"), Path::new("/r/a")), Path::new(""));
+        assert_eq!(relative_to(Path::new("/tmp/x"), Path::new("/r/b")), Path::new("/tmp/x"));
     }
 }

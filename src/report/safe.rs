@@ -1,0 +1,139 @@
+//! Text from the input made safe for a terminal: control characters shown as escapes.
+//!
+//! A chart is untrusted input. Its bytes reach the human-facing outputs (snippets, messages,
+//! file names, plan text, GitHub's log); an ESC sequence echoed raw would recolour the
+//! terminal, retitle the window or hide text, and bidirectional overrides would reorder what
+//! the reader sees. Every such character is written as a visible escape (`\x1b`,
+//! `\u{202e}`); bytes that are not UTF-8 as `\xff`. Newlines and tabs are kept where the
+//! format has lines.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Whether a character must not reach a terminal raw (newline and tab aside).
+fn dangerous(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The visible escape of a character.
+fn escape_char(c: char, out: &mut String) {
+    let code = u32::from(c);
+    if code <= 0xff {
+        let _ = write!(out, "\\x{code:02x}");
+    } else {
+        let _ = write!(out, "\\u{{{code:04x}}}");
+    }
+}
+
+/// `text` with control characters escaped; newlines and tabs kept (a carriage return only
+/// as part of a CRLF line end).
+#[must_use]
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// As [`terminal_safe`], for one-line formats: newlines and tabs escaped too.
+#[must_use]
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, single_line: bool) -> Cow<'_, str> {
+    let bad = |c: char, next: Option<char>| {
+        dangerous(c) && !(c == '\r' && next == Some('\n') && !single_line)
+            || single_line && (c == '\n' || c == '\t')
+    };
+    let mut chars = text.chars().peekable();
+    let mut any = false;
+    while let Some(c) = chars.next() {
+        if bad(c, chars.peek().copied()) {
+            any = true;
+            break;
+        }
+    }
+    if !any {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if bad(c, chars.peek().copied()) {
+            escape_char(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Bytes (possibly not UTF-8) made safe: the replacements of a buffer, as sorted
+/// `(start, end, text)` cuts, so that a renderer can keep its offsets.
+#[must_use]
+pub fn cuts(bytes: &[u8]) -> Vec<(u32, u32, String)> {
+    let mut out = Vec::new();
+    let mut offset = 0usize;
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        let mut chars = valid.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let next = chars.peek().map(|&(_, n)| n);
+            if dangerous(c) && !(c == '\r' && next == Some('\n')) {
+                let mut text = String::new();
+                escape_char(c, &mut text);
+                let start = offset + i;
+                out.push((start as u32, (start + c.len_utf8()) as u32, text));
+            }
+        }
+        offset += valid.len();
+        for (i, byte) in chunk.invalid().iter().enumerate() {
+            let at = offset + i;
+            out.push((at as u32, at as u32 + 1, format!("\\x{byte:02x}")));
+        }
+        offset += chunk.invalid().len();
+    }
+    out
+}
+
+/// Whole bytes made safe (plan text, which has no offsets to keep).
+#[must_use]
+pub fn bytes(input: &[u8]) -> Vec<u8> {
+    let cuts = cuts(input);
+    if cuts.is_empty() {
+        return input.to_vec();
+    }
+    let mut out = Vec::with_capacity(input.len() + cuts.len() * 4);
+    let mut at = 0usize;
+    for (start, end, text) in cuts {
+        out.extend_from_slice(&input[at..start as usize]);
+        out.extend_from_slice(text.as_bytes());
+        at = end as usize;
+    }
+    out.extend_from_slice(&input[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_become_visible() {
+        assert_eq!(terminal_safe("plain\ttext\n"), "plain\ttext\n");
+        assert!(matches!(terminal_safe("plain"), Cow::Borrowed(_)));
+        assert_eq!(terminal_safe("a\u{1b}[31mred"), "a\\x1b[31mred");
+        assert_eq!(terminal_safe("bell\u{7}\u{7f}"), "bell\\x07\\x7f");
+        assert_eq!(terminal_safe("csi\u{9b}"), "csi\\x9b");
+        assert_eq!(terminal_safe("rtl\u{202e}x"), "rtl\\u{202e}x");
+        assert_eq!(terminal_safe("crlf\r\nlone\r"), "crlf\r\nlone\\x0d");
+        assert_eq!(one_line("two\nlines\t"), "two\\x0alines\\x09");
+    }
+
+    #[test]
+    fn bytes_keep_text_and_escape_the_rest() {
+        assert_eq!(bytes(b"ok\n"), b"ok\n");
+        assert_eq!(bytes(b"a\x1b]0;title\x07b\xffc"), b"a\\x1b]0;title\\x07b\\xffc");
+        let cut = cuts("é\u{1b}".as_bytes());
+        assert_eq!(cut, vec![(2, 3, "\\x1b".to_owned())]);
+    }
+}
