@@ -125,12 +125,9 @@ pub fn load(input: &Input) -> Result<Model> {
     }
 
     let documents = parse_documents(&sources, stream, input.limits);
-    if matches!(input.target, InputTarget::Stream(_))
-        && documents
-            .iter()
-            .all(|d| matches!(d.content, Content::Empty))
-    {
-        return Err(no_documents(&sources, stream, documents.is_empty()));
+    // Only comments is a real rendering (every template disabled); nothing at all is not.
+    if matches!(input.target, InputTarget::Stream(_)) && documents.is_empty() {
+        return Err(no_documents(&sources, stream));
     }
     let mut model = Model {
         sources,
@@ -152,32 +149,39 @@ fn not_a_chart(path: &Path) -> Error {
 
 /// A stream (file or standard input) with nothing in it is not a clean result: the command
 /// that should have produced it most likely failed.
-fn no_documents(sources: &SourceMap, stream: FileId, nothing_at_all: bool) -> Error {
+fn no_documents(sources: &SourceMap, stream: FileId) -> Error {
     let file = sources.get(stream);
-    let what = if nothing_at_all {
-        "it is empty"
-    } else {
-        "it holds only comments"
-    };
     let hint = if file.origin == Origin::Stdin {
         "did the command piping into chartseq (helm template) fail?"
     } else {
         "render the chart into the file first (helm template), or lint the chart directory"
     };
-    Error::new(format!("no documents in input ({}): {what}", file.name)).with_detail(hint)
+    Error::new(format!(
+        "no documents in input ({}): it is empty",
+        file.name
+    ))
+    .with_detail(hint)
 }
 
-/// A file of binary data (a NUL byte near its start, as git judges it) is not a rendered
-/// stream; saying so beats reporting it as invalid YAML.
+/// A file of binary data (NUL bytes near its start, as git judges it, among many other
+/// control bytes) is not a rendered stream; saying so beats reporting it as invalid YAML.
 fn refuse_binary(name: &str, bytes: &[u8]) -> Result<()> {
     let head = &bytes[..bytes.len().min(8000)];
+    // A stray NUL in a text stream is a located YAML error; binary data is full of them,
+    // of other control bytes and of bytes that are not UTF-8.
+    let invalid: usize = head.utf8_chunks().map(|c| c.invalid().len()).sum();
+    let controls = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c))
+        .count();
+    let binary = memchr::memchr(0, head).is_some() && (invalid + controls) * 10 > head.len();
     if bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(Error::new(format!(
             "{name}: a gzip archive, not a rendered manifest stream"
         ))
         .with_detail("a chart archive must be named *.tgz or *.tar.gz"));
     }
-    if memchr::memchr(0, head).is_some() {
+    if binary {
         return Err(Error::new(format!(
             "{name}: a binary file, not a rendered manifest stream or a chart"
         ))

@@ -90,8 +90,7 @@ impl Reporter for Human {
                     } else {
                         Vec::new()
                     };
-                    let redacted =
-                        Redacted::new(&source.bytes, cuts, safe::cuts(&source.bytes));
+                    let redacted = Redacted::new(&source.bytes, cuts, safe::cuts(&source.bytes));
                     let id = files.add(
                         safe::terminal_safe(&source.name).into_owned(),
                         redacted.text.clone(),

@@ -132,7 +132,10 @@ mod tests {
     #[test]
     fn bytes_keep_text_and_escape_the_rest() {
         assert_eq!(bytes(b"ok\n"), b"ok\n");
-        assert_eq!(bytes(b"a\x1b]0;title\x07b\xffc"), b"a\\x1b]0;title\\x07b\\xffc");
+        assert_eq!(
+            bytes(b"a\x1b]0;title\x07b\xffc"),
+            b"a\\x1b]0;title\\x07b\\xffc"
+        );
         let cut = cuts("é\u{1b}".as_bytes());
         assert_eq!(cut, vec![(2, 3, "\\x1b".to_owned())]);
     }

@@ -433,7 +433,11 @@ fn build(
         subcharts.push(build(dir, files, sources, limits, depth + 1)?);
     }
     for (name, bytes) in sub_archives {
-        let files = read_archive(&display_join(&root, &format!("charts/{name}")), &bytes, limits)?;
+        let files = read_archive(
+            &display_join(&root, &format!("charts/{name}")),
+            &bytes,
+            limits,
+        )?;
         subcharts.push(build(name, files, sources, limits, depth + 1)?);
     }
 

@@ -222,7 +222,16 @@ pub fn display_path(path: &std::path::Path) -> String {
         }
     }
     let absolute = cwd.join(path);
-    let (resolved, base) = match (absolute.canonicalize(), cwd.canonicalize()) {
+    // A link named last stays the link (`charts/self`, not where it leads): only the
+    // directories above it are resolved.
+    let resolved = match absolute.components().next_back() {
+        Some(Component::Normal(name)) => absolute
+            .parent()
+            .map(|parent| parent.canonicalize().map(|p| p.join(name)))
+            .unwrap_or_else(|| absolute.canonicalize()),
+        _ => absolute.canonicalize(),
+    };
+    let (resolved, base) = match (resolved, cwd.canonicalize()) {
         (Ok(resolved), Ok(base)) => (resolved, base),
         _ => (lexical(&absolute), lexical(&cwd)),
     };
@@ -263,11 +272,7 @@ fn relative_to(path: &std::path::Path, base: &std::path::Path) -> std::path::Pat
     }
     let ours: Vec<_> = path.components().collect();
     let theirs: Vec<_> = base.components().collect();
-    let shared = ours
-        .iter()
-        .zip(&theirs)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let shared = ours.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
     // Only the root (and, on Windows, the drive) in common: an absolute path reads better.
     if shared <= 1 {
         return path.to_path_buf();
@@ -318,11 +323,18 @@ mod tests {
         assert_eq!(display_path(&cwd), ".");
         assert_eq!(display_path(&cwd.join("src")), "src");
         assert_eq!(display_path(&cwd.join("src/../src/lib.rs")), "src/lib.rs");
-        let name = cwd.file_name().expect("name").to_string_lossy().into_owned();
+        let name = cwd
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
         assert_eq!(display_path(&Path::new("..").join(&name)), ".");
         assert_eq!(display_path(Path::new("..")), "..");
         assert_eq!(display_join(".", "templates/x.yaml"), "templates/x.yaml");
-        assert_eq!(display_join("..", "templates/x.yaml"), "../templates/x.yaml");
+        assert_eq!(
+            display_join("..", "templates/x.yaml"),
+            "../templates/x.yaml"
+        );
         assert_eq!(display_join("c", "Chart.yaml"), "c/Chart.yaml");
     }
 
@@ -333,7 +345,13 @@ mod tests {
             relative_to(Path::new("/r/a/x"), Path::new("/r/b/c")),
             Path::new("../../a/x")
         );
-        assert_eq!(relative_to(Path::new("/r/a"), Path::new("/r/a")), Path::new(""));
-        assert_eq!(relative_to(Path::new("/tmp/x"), Path::new("/r/b")), Path::new("/tmp/x"));
+        assert_eq!(
+            relative_to(Path::new("/r/a"), Path::new("/r/a")),
+            Path::new("")
+        );
+        assert_eq!(
+            relative_to(Path::new("/tmp/x"), Path::new("/r/b")),
+            Path::new("/tmp/x")
+        );
     }
 }

@@ -573,6 +573,7 @@ fn template_lines_through_real_helm() {
         let mut rendered = helper["rendered"].clone();
         rendered["end_line"] = helper["location"]["end_line"].clone();
         rendered["end_column"] = helper["location"]["end_column"].clone();
+        rendered["exact"] = true.into();
         rendered
     });
 }

@@ -83,7 +83,10 @@ fn validate_sarif(text: &str) {
         let log: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&log).expect("log")).expect("json");
         let problems = log["runs"][0]["results"].as_array().expect("results");
-        assert!(problems.is_empty(), "sarif-multitool: {problems:#?}\n{text}");
+        assert!(
+            problems.is_empty(),
+            "sarif-multitool: {problems:#?}\n{text}"
+        );
     }
 }
 
@@ -92,7 +95,9 @@ fn sarif_cs101(text: &str) -> serde_json::Value {
     let sarif: serde_json::Value = serde_json::from_str(text).expect("SARIF is JSON");
     let results = sarif["runs"][0]["results"].as_array().expect("results");
     assert!(
-        results.iter().all(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].is_string()),
+        results
+            .iter()
+            .all(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].is_string()),
         "every result has a location: {text}"
     );
     results
@@ -109,9 +114,8 @@ fn assert_paths(cwd: &Path, target: &str, shown: &str, in_repo: &str, helm: &Pat
     let (code, out, err) = lint_in(cwd, target, "concise", helm);
     assert_eq!(code, 1, "{context}: {out}{err}");
     assert!(
-        out.lines().any(|l| l.starts_with(&format!(
-            "{shown}:{LINE}:{COLUMN}: CS101 [error]"
-        ))),
+        out.lines()
+            .any(|l| l.starts_with(&format!("{shown}:{LINE}:{COLUMN}: CS101 [error]"))),
         "{context}, concise: {out}"
     );
     let (_, out, _) = lint_in(cwd, target, "human", helm);
@@ -148,22 +152,29 @@ fn assert_paths(cwd: &Path, target: &str, shown: &str, in_repo: &str, helm: &Pat
     assert_eq!(physical["region"]["startLine"], LINE, "{context}, sarif");
     let (_, out, _) = lint_in(cwd, target, "github", helm);
     assert!(
-        out.lines().any(|l| l.starts_with(&format!(
-            "::error file={in_repo},line={LINE},col={COLUMN},"
-        ))),
+        out.lines()
+            .any(|l| l.starts_with(&format!("::error file={in_repo},line={LINE},col={COLUMN},"))),
         "{context}, github: {out}"
     );
     for format in ["concise", "human", "json", "github", "sarif"] {
         let (_, out, _) = lint_in(cwd, target, format, helm);
         // No path that starts at `/templates` (a chart root shown as the empty string).
-        let rooted = out.match_indices("/templates/configmap.yaml").any(|(i, _)| {
-            out[..i]
-                .chars()
-                .next_back()
-                .is_none_or(|c| " =\"\n/:".contains(c))
-        });
-        assert!(!rooted, "{context}, {format}: a path from the file system root: {out}");
-        assert!(!out.contains("file:///templates"), "{context}, {format}: {out}");
+        let rooted = out
+            .match_indices("/templates/configmap.yaml")
+            .any(|(i, _)| {
+                out[..i]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| " =\"\n/:".contains(c))
+            });
+        assert!(
+            !rooted,
+            "{context}, {format}: a path from the file system root: {out}"
+        );
+        assert!(
+            !out.contains("file:///templates"),
+            "{context}, {format}: {out}"
+        );
     }
 }
 
@@ -182,13 +193,25 @@ fn paths_are_relative_to_the_current_directory_however_the_chart_is_named() {
         assert_paths(&chart, target, "templates/configmap.yaml", in_repo, &helm);
     }
     // From a directory inside the chart, the chart is `..`.
-    assert_paths(&chart.join("templates"), "..", "configmap.yaml", in_repo, &helm);
+    assert_paths(
+        &chart.join("templates"),
+        "..",
+        "configmap.yaml",
+        in_repo,
+        &helm,
+    );
     // From the repository root.
     assert_paths(&top, "charts/mychart", in_repo, in_repo, &helm);
     assert_paths(&top, "./charts/mychart/", in_repo, in_repo, &helm);
     // Through a symbolic link: shown as named; the repository's file for code scanning.
     std::os::unix::fs::symlink("charts/mychart", top.join("linked")).expect("symlink");
-    assert_paths(&top, "linked", "linked/templates/configmap.yaml", in_repo, &helm);
+    assert_paths(
+        &top,
+        "linked",
+        "linked/templates/configmap.yaml",
+        in_repo,
+        &helm,
+    );
     // Inside the linked directory (the shell's `$PWD` names the link).
     let linked = top.join("linked");
     assert_paths(&linked, ".", "templates/configmap.yaml", in_repo, &helm);
@@ -210,7 +233,13 @@ fn a_chart_at_the_repository_root_through_action_and_pre_commit() {
     };
     let repo = repo_with_chart("");
     let top = repo.path().canonicalize().expect("canonical");
-    assert_paths(&top, ".", "templates/configmap.yaml", "templates/configmap.yaml", &helm);
+    assert_paths(
+        &top,
+        ".",
+        "templates/configmap.yaml",
+        "templates/configmap.yaml",
+        &helm,
+    );
 
     // The action's script, in a workspace that is the chart.
     let work = tempfile::tempdir().expect("tempdir");
@@ -269,7 +298,10 @@ fn a_chart_at_the_repository_root_through_action_and_pre_commit() {
         )),
         "pre-commit: {out}{err}"
     );
-    assert!(!out.contains("/templates/configmap.yaml"), "pre-commit: {out}");
+    assert!(
+        !out.contains("/templates/configmap.yaml"),
+        "pre-commit: {out}"
+    );
 }
 
 /// `helm template` of the chart, as a stream a pipeline would feed on standard input.
@@ -332,7 +364,10 @@ fn sarif_from_standard_input_is_uploadable_and_honest_about_guessed_lines() {
             r["physicalLocation"]["artifactLocation"]["uri"] == "mychart/templates/configmap.yaml"
         })
         .expect("the guessed template")["physicalLocation"];
-    assert!(guess["region"].is_null(), "no guessed line as a region: {guess}");
+    assert!(
+        guess["region"].is_null(),
+        "no guessed line as a region: {guess}"
+    );
 
     // The other formats do not pass the guess off as exact either.
     let (_, out, _) = lint_stdin(&["-", "--format", "json"], &rendered());
@@ -345,7 +380,10 @@ fn sarif_from_standard_input_is_uploadable_and_honest_about_guessed_lines() {
         .expect("CS101")
         .clone();
     assert_eq!(cs101["location"]["exact"], false, "{out}");
-    assert_ne!(cs101["location"]["line"], LINE, "the guess is off here: {out}");
+    assert_ne!(
+        cs101["location"]["line"], LINE,
+        "the guess is off here: {out}"
+    );
     let (_, out, _) = lint_stdin(&["-", "--format", "concise"], &rendered());
     assert!(
         out.lines()
@@ -357,7 +395,13 @@ fn sarif_from_standard_input_is_uploadable_and_honest_about_guessed_lines() {
 
     // With the chart on disk the line is the template's, exact.
     let (code, out, err) = lint_stdin(
-        &["-", "--chart", "fixtures/paths/mychart", "--format", "sarif"],
+        &[
+            "-",
+            "--chart",
+            "fixtures/paths/mychart",
+            "--format",
+            "sarif",
+        ],
         &rendered(),
     );
     assert_eq!(code, 1, "{err}");
@@ -390,8 +434,11 @@ fn no_input_is_a_failure_not_a_clean_result() {
     let empty = dir.path().join("empty.yaml");
     std::fs::write(&empty, "").expect("write");
     let comments = dir.path().join("comments.yaml");
-    std::fs::write(&comments, "---\n# Source: x/templates/a.yaml\n# nothing rendered\n")
-        .expect("write");
+    std::fs::write(
+        &comments,
+        "---\n# Source: x/templates/a.yaml\n# nothing rendered\n",
+    )
+    .expect("write");
     let binary = dir.path().join("image.yaml");
     std::fs::write(&binary, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
     let not_a_chart = dir.path().join("docs");
@@ -407,9 +454,11 @@ fn no_input_is_a_failure_not_a_clean_result() {
         .stdin(std::fs::File::open("/dev/null").expect("/dev/null")));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no documents in input"), "{err}");
+    // Only comments is what a chart with every template disabled renders: a clean result.
+    let (code, out, err) = run(chartseq().arg("lint").arg(&comments));
+    assert_eq!(code, 0, "{out}{err}");
     for (path, says) in [
         (&empty, "no documents in input"),
-        (&comments, "only comments"),
         (&binary, "a binary file"),
         (&not_a_chart, "no Chart.yaml in"),
     ] {
@@ -438,10 +487,7 @@ fn no_input_is_a_failure_not_a_clean_result() {
     );
     assert!(err.contains("README.md: not a chart"), "{err}");
     // Nothing left to lint is a failure.
-    let (code, _, err) = run(chartseq()
-        .args(["lint"])
-        .arg(&not_a_chart)
-        .arg(&readme));
+    let (code, _, err) = run(chartseq().args(["lint"]).arg(&not_a_chart).arg(&readme));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no chart among the targets"), "{err}");
 }
@@ -492,6 +538,12 @@ fn release_binary_is_stripped() {
         toml::from_str(&std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml"))
             .expect("TOML");
     let release = &manifest["profile"]["release"];
-    assert_eq!(release.get("strip").and_then(toml::Value::as_str), Some("symbols"));
-    assert_eq!(release.get("debug").and_then(toml::Value::as_bool), Some(false));
+    assert_eq!(
+        release.get("strip").and_then(toml::Value::as_str),
+        Some("symbols")
+    );
+    assert_eq!(
+        release.get("debug").and_then(toml::Value::as_bool),
+        Some(false)
+    );
 }
