@@ -38,7 +38,7 @@ impl Redacted {
             .chain(escapes)
             .collect();
         // At one start, the longest cut first: a secret wins over an escape inside it.
-        all.sort_by(|a, b| (a.0, std::cmp::Reverse(a.1)).cmp(&(b.0, std::cmp::Reverse(b.1))));
+        all.sort_by_key(|cut| (cut.0, std::cmp::Reverse(cut.1)));
         let mut text = String::with_capacity(bytes.len());
         let mut cuts = Vec::with_capacity(all.len());
         let mut at = 0usize;

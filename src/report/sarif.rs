@@ -225,12 +225,11 @@ fn result(
     object.insert("level".into(), json!(level(finding.severity)));
     object.insert("message".into(), json!({ "text": message(finding) }));
     // Every result has a location: code scanning refuses results without one.
-    let physical = match &location {
-        Some(location) => physical(location),
-        None => {
-            *stdin = true;
-            stdin_location(finding)
-        }
+    let physical = if let Some(location) = &location {
+        physical(location)
+    } else {
+        *stdin = true;
+        stdin_location(finding)
     };
     object.insert(
         "locations".into(),

@@ -225,10 +225,10 @@ pub fn display_path(path: &std::path::Path) -> String {
     // A link named last stays the link (`charts/self`, not where it leads): only the
     // directories above it are resolved.
     let resolved = match absolute.components().next_back() {
-        Some(Component::Normal(name)) => absolute
-            .parent()
-            .map(|parent| parent.canonicalize().map(|p| p.join(name)))
-            .unwrap_or_else(|| absolute.canonicalize()),
+        Some(Component::Normal(name)) => absolute.parent().map_or_else(
+            || absolute.canonicalize(),
+            |parent| parent.canonicalize().map(|p| p.join(name)),
+        ),
         _ => absolute.canonicalize(),
     };
     let (resolved, base) = match (resolved, cwd.canonicalize()) {
