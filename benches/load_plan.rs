@@ -14,6 +14,7 @@
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -174,9 +175,11 @@ fn chain_stream(groups: usize, head: &str) -> String {
         } else {
             format!("\"g{}\"", i - 1)
         };
-        out.push_str(&format!(
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
             "---\n# Source: c/templates/c{i}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n  annotations:\n    helm.sh/resource-group: g{i}\n    helm.sh/depends-on/resource-groups: '[{dep}]'\n"
-        ));
+        );
     }
     out
 }
@@ -192,7 +195,10 @@ fn planner_chain() {
     ] {
         let path = dir.join(format!("chartseq-bench-{name}.yaml"));
         if std::fs::write(&path, chain_stream(GROUPS, &head)).is_err() {
-            println!("skipped the planner {name}: cannot write {}", path.display());
+            println!(
+                "skipped the planner {name}: cannot write {}",
+                path.display()
+            );
             continue;
         }
         let Ok(model) = model::load(&input(&path)) else {
@@ -210,7 +216,13 @@ fn planner_chain() {
                     format!("a cycle of {} groups", path.len() - 1)
                 }
                 Some(other) => format!("unexpected {other:?}"),
-                None => format!("{} batches", plan.levels.iter().map(|l| l.group_batches.len()).sum::<usize>()),
+                None => format!(
+                    "{} batches",
+                    plan.levels
+                        .iter()
+                        .map(|l| l.group_batches.len())
+                        .sum::<usize>()
+                ),
             };
         }
         println!("planner only, {GROUPS} groups ({name}): {best:.3} s, {outcome}");
