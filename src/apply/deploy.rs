@@ -1,7 +1,8 @@
 //! Running a release: install/upgrade, uninstall and rollback over a [`Record`].
 //!
 //! Release order (SPEC §2): CRDs (wait Established) → pre hooks by weight, name, kind → the plan
-//! → post hooks; an upgrade then prunes what left the chart, in reverse recorded order. The
+//! → pruning of what left the chart, in reverse recorded order (as Helm, before the post hooks)
+//! → post hooks. Deletions go out one at a time in exactly the order given. The
 //! plan runs as a DAG (SPEC §2's deliberate divergence): each step starts as soon as its own
 //! prerequisites (`Step::after`) are ready. Inside a step, resources go out in Helm's kind
 //! order, the resources of one kind concurrently.
@@ -748,50 +749,35 @@ impl Runner {
         if self.settings.dry_run {
             return Ok(Duration::ZERO);
         }
-        // Then delete in the order given (reverse kind order), the objects of a kind at once,
-        // each only if it is still the very object judged (its uid).
+        // Then delete one at a time in exactly the order given (uninstall: the reverse of
+        // install, inside a step too), each only if it is still the very object judged (its
+        // uid). The requests are cheap; the waiting comes after, for all of them at once.
         let mut targets = Vec::new();
-        let mut rest = &doomed[..];
-        while let Some(first) = rest.first() {
-            let rank = install_rank(&record.items[first.0].kind);
-            let same = rest
-                .iter()
-                .take_while(|d| install_rank(&record.items[d.0].kind) == rank)
-                .count();
-            let (batch, tail) = rest.split_at(same);
-            rest = tail;
-            let mut deletes = Vec::with_capacity(batch.len());
-            for (i, kind, ns, uid) in batch {
-                deletes.push(self.cluster.delete(
+        for (i, kind, ns, uid) in doomed {
+            let item = &record.items[i];
+            match self
+                .cluster
+                .delete(&kind, ns.as_deref(), &item.name, uid.as_deref())
+                .await
+            {
+                Ok(true) => targets.push(Target {
                     kind,
-                    ns.as_deref(),
-                    &record.items[*i].name,
-                    uid.as_deref(),
-                ));
-            }
-            let results = futures_util::future::join_all(deletes).await;
-            for ((i, kind, ns, _), result) in batch.iter().zip(results) {
-                let item = &record.items[*i];
-                match result {
-                    Ok(true) => targets.push(Target {
-                        kind: kind.clone(),
-                        namespace: ns.clone(),
-                        name: item.name.clone(),
-                        readiness: None,
-                        goal: Goal::Gone,
-                    }),
-                    Ok(false) => {}
-                    // Replaced by someone else since it was judged: not the object we own.
-                    Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
-                        resource: item.label(),
-                        owner: format!("replaced while being deleted ({error})"),
-                    }),
-                    Err(error) => {
-                        return Err(RunError::Cluster {
-                            resource: Some(item.label()),
-                            error,
-                        });
-                    }
+                    namespace: ns,
+                    name: item.name.clone(),
+                    readiness: None,
+                    goal: Goal::Gone,
+                }),
+                Ok(false) => {}
+                // Replaced by someone else since it was judged: not the object we own.
+                Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
+                    resource: item.label(),
+                    owner: format!("replaced while being deleted ({error})"),
+                }),
+                Err(error) => {
+                    return Err(RunError::Cluster {
+                        resource: Some(item.label()),
+                        error,
+                    });
                 }
             }
         }
