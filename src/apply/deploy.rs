@@ -798,7 +798,8 @@ impl Runner {
             })
     }
 
-    /// Deletes steps one by one in exact reverse order, each waited gone (see
+    /// Deletes steps one by one in the order given (from [`reverse_steps`]: the exact reverse
+    /// of install), the resources of each in the order given, each step waited gone (see
     /// [`Runner::delete_and_wait`] for what is left in place).
     pub async fn delete_steps(
         &self,
@@ -815,10 +816,7 @@ impl Runner {
                 verb: "delete",
             });
             let started = Instant::now();
-            // Reverse kind order inside the step too (Helm's uninstall order).
-            let mut reversed = indexes.clone();
-            reversed.reverse();
-            let result = self.delete_and_wait(record, &reversed, label, true).await;
+            let result = self.delete_and_wait(record, indexes, label, true).await;
             match result {
                 Ok(waited) => self.emit(Event::Finished {
                     step: label.clone(),
@@ -845,8 +843,10 @@ impl Runner {
     }
 }
 
-/// The uninstall order of a record: plan steps reversed, then hooks, then nothing of `crds/`
-/// (Helm never deletes CRDs). Restricted to `keep` when given.
+/// The uninstall order of a record, the exact reverse of install (SPEC §2): plan steps
+/// reversed and the resources inside each step reversed (reverse kind order, reverse input
+/// order), then the hooks in reverse, and nothing of `crds/` (Helm never deletes CRDs).
+/// Restricted to `keep` when given.
 #[must_use]
 pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(String, Vec<usize>)> {
     let wanted = |i: &usize| keep.is_none_or(|k| k.contains(i));
@@ -857,7 +857,7 @@ pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(St
         .map(|s| {
             (
                 s.label.clone(),
-                s.resources.iter().copied().filter(wanted).collect(),
+                s.resources.iter().rev().copied().filter(wanted).collect(),
             )
         })
         .collect();
@@ -940,8 +940,19 @@ mod tests {
             vec![3],
         );
         let steps = reverse_steps(&r, None);
-        let labels: Vec<&str> = steps.iter().map(|(l, _)| l.as_str()).collect();
-        assert_eq!(labels, ["s1", "s0", "hooks"]);
+        assert_eq!(
+            steps,
+            [
+                ("s1".to_owned(), vec![2, 1]),
+                ("s0".to_owned(), vec![0]),
+                ("hooks".to_owned(), vec![3]),
+            ]
+        );
+        // Helm never deletes CRDs from `crds/`: they are in no uninstall step.
+        let mut with_crd = r.clone();
+        with_crd.items.push(item("CustomResourceDefinition", "w"));
+        with_crd.crds = vec![4];
+        assert_eq!(reverse_steps(&with_crd, None), steps);
         let only: BTreeSet<usize> = [2].into();
         assert_eq!(
             reverse_steps(&r, Some(&only)),

@@ -65,6 +65,15 @@ impl Env {
             .is_some()
     }
 
+    /// Where `verb` first happened to `kind/name` in the server's log (dry runs excluded):
+    /// for ordering without ties.
+    pub fn position(&self, verb: &str, kind: &str, name: &str) -> usize {
+        let log = self.log();
+        log.iter()
+            .position(|e| e.verb == verb && e.kind == kind && e.name == name && !e.dry_run)
+            .unwrap_or_else(|| panic!("no {verb} of {kind}/{name} in {log:#?}"))
+    }
+
     /// When `verb` last happened to `kind/name`.
     pub fn last_at(&self, verb: &str, kind: &str, name: &str) -> Option<u64> {
         self.log()
