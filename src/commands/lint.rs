@@ -286,11 +286,15 @@ pub fn lint(
                 finding.message = format!("{} (with values {label})", finding.message);
             }
         }
-        linted.push((model, report));
+        linted.push((model, report, values_label.as_deref()));
     }
     let runs: Vec<report::Run<'_>> = linted
         .iter()
-        .map(|(model, report)| report::Run { model, report })
+        .map(|(model, report, values)| report::Run {
+            model,
+            report,
+            values: *values,
+        })
         .collect();
     let to_terminal = options.output.is_none() && io::stdout().is_terminal();
     let color = match options.color {
@@ -333,7 +337,7 @@ pub fn lint(
     }
     let fails = linted
         .iter()
-        .any(|(_, report)| report.fails(options.fail_on));
+        .any(|(_, report, _)| report.fails(options.fail_on));
     Ok(if fails {
         Outcome::Findings
     } else {

@@ -202,6 +202,19 @@ fn action_lints_once_per_ci_values_file_and_renders_once() {
         assert!(c.contains("--set=other=x"), "{c}");
     }
 
+    // The step summary tells the runs of one chart apart.
+    let summary = std::fs::read_to_string(&summary).expect("summary");
+    assert!(
+        summary.contains(
+            "Charts: plain, web (charts/web/ci/good-values.yaml), web (charts/web/ci/typo-values.yaml)"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("### Install order: web (charts/web/ci/typo-values.yaml)"),
+        "{summary}"
+    );
+
     // The SARIF of the same run holds the same findings, values files named.
     assert!(
         std::fs::read_to_string(&output)
