@@ -123,13 +123,16 @@ fn fatal(
     err.write_all(rendered.as_bytes())
 }
 
+/// One input to lint, with the values file that names its run (`--ci-values`).
+type LabelledInput = (Input, Option<String>);
+
 /// The inputs to lint: every target, or with `--changed-since` the changed charts under them
 /// (`None` when no chart changed: there is nothing to report). With `--ci-values`, a chart
 /// with `ci/*-values.yaml` files is one input per file, labelled with that file.
 fn targets(
     options: &LintOptions,
     err: &mut dyn Write,
-) -> Result<Option<Vec<(Input, Option<String>)>>, Failure> {
+) -> Result<Option<Vec<LabelledInput>>, Failure> {
     let mut paths = vec![match &options.input.target {
         InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
     }];

@@ -70,7 +70,7 @@ fn advice(kind: &str, present: &str, missing: &str) -> String {
     let example = if missing == READINESS_FAILURE {
         failure_example(kind)
     } else {
-        success_example(kind)
+        Some(success_example(kind))
     };
     match example {
         Some(e) => {
@@ -109,8 +109,8 @@ fn failure_example(kind: &str) -> Option<&'static str> {
 }
 
 /// A success expression that fits the kind's status.
-fn success_example(kind: &str) -> Option<&'static str> {
-    Some(match kind {
+fn success_example(kind: &str) -> &'static str {
+    match kind {
         "Job" => "{.succeeded} >= 1",
         "Pod" => "{.phase} == Running",
         "Deployment" | "StatefulSet" | "ReplicaSet" | "ReplicationController" => {
@@ -119,7 +119,7 @@ fn success_example(kind: &str) -> Option<&'static str> {
         "DaemonSet" => "{.numberReady} >= 1",
         "PersistentVolumeClaim" => "{.phase} == Bound",
         _ => "{.conditions[?(@.type==\"Ready\")].status} == True",
-    })
+    }
 }
 
 #[cfg(test)]
@@ -136,7 +136,7 @@ mod tests {
             "DaemonSet",
             "Widget",
         ] {
-            for e in [failure_example(kind), success_example(kind)]
+            for e in [failure_example(kind), Some(success_example(kind))]
                 .into_iter()
                 .flatten()
             {
