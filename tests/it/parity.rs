@@ -292,9 +292,10 @@ fn ci_values_and_also_report_on_the_command_line() {
     assert!(stderr.contains("FORMAT=FILE"), "{stderr}");
 }
 
-/// The action exposes and passes its `set` and `namespace` inputs (actionlint checks the
-/// example workflow's inputs against action.yml in
-/// `integrations::action_and_workflows_satisfy_github_schemas_and_actionlint`).
+/// The action exposes and passes its `set` and `namespace` inputs, and the example workflow
+/// uses them (`integrations::action_and_workflows_satisfy_github_schemas_and_actionlint`
+/// validates action.yml with GitHub's schema and the workflow with actionlint; actionlint does
+/// not check a `uses: ./` action's input names, hence the checks here).
 #[test]
 fn action_has_set_and_namespace_inputs() {
     let action = std::fs::read_to_string(root().join("action.yml")).expect("action.yml");
