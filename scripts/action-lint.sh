@@ -5,9 +5,13 @@
 # Runs anywhere with a simulated GITHUB_* environment, which is how it is tested.
 #
 # Inputs (environment): INPUT_CHARTS (globs, one per line or space-separated; empty: every
-# directory with a Chart.yaml that is not a vendored subchart), INPUT_VALUES (values files),
+# directory with a Chart.yaml that is not a vendored subchart), INPUT_VALUES (values files for
+# every chart), INPUT_SET (`--set` values, one KEY=VAL per line), INPUT_NAMESPACE,
 # INPUT_ARGS (more `chartseq lint` arguments), INPUT_FAIL_ON (error|warning|info|never),
 # INPUT_SARIF (path, empty to skip). CHARTSEQ names the binary (default: chartseq on PATH).
+# A chart with `ci/*-values.yaml` files (chart-testing's convention) is linted once per file,
+# each finding naming its file. One `chartseq lint` run renders each chart once and writes
+# annotations, summary and SARIF together.
 # Exit status: that of `chartseq lint` (0 clean, 1 findings at or above fail-on, 2 failure).
 set -euo pipefail
 shopt -s globstar nullglob
@@ -52,23 +56,30 @@ if [ "${#charts[@]}" = 0 ]; then
   exit 0
 fi
 
-values=()
+args=(--ci-values)
 for file in ${value_files[@]+"${value_files[@]}"}; do
-  values+=(-f "$file")
+  args+=(-f "$file")
 done
+# `--set` values may hold spaces and commas: one per line.
+while IFS= read -r line; do
+  if [ -n "$line" ]; then
+    args+=(--set "$line")
+  fi
+done <<< "${INPUT_SET:-}"
+if [ -n "${INPUT_NAMESPACE:-}" ]; then
+  args+=(--namespace "$INPUT_NAMESPACE")
+fi
+if [ -n "${INPUT_SARIF:-}" ]; then
+  args+=(--also-report "sarif=$INPUT_SARIF")
+fi
 
 status=0
-"$CHARTSEQ" lint --format github --fail-on "$FAIL_ON" ${values[@]+"${values[@]}"} ${extra[@]+"${extra[@]}"} "${charts[@]}" || status=$?
+"$CHARTSEQ" lint --format github --fail-on "$FAIL_ON" "${args[@]}" ${extra[@]+"${extra[@]}"} "${charts[@]}" || status=$?
 if [ "$status" -ge 2 ]; then
   echo "::error title=chartseq::chartseq lint failed (exit status $status); see the log above"
   exit "$status"
 fi
-if [ -n "${INPUT_SARIF:-}" ]; then
-  mkdir -p "$(dirname "$INPUT_SARIF")"
-  GITHUB_STEP_SUMMARY='' "$CHARTSEQ" lint --format sarif --fail-on never -o "$INPUT_SARIF" \
-    ${values[@]+"${values[@]}"} ${extra[@]+"${extra[@]}"} "${charts[@]}"
-  if [ -n "${GITHUB_OUTPUT:-}" ] && [ -f "$INPUT_SARIF" ]; then
-    echo "sarif=$INPUT_SARIF" >> "$GITHUB_OUTPUT"
-  fi
+if [ -n "${INPUT_SARIF:-}" ] && [ -n "${GITHUB_OUTPUT:-}" ] && [ -f "$INPUT_SARIF" ]; then
+  echo "sarif=$INPUT_SARIF" >> "$GITHUB_OUTPUT"
 fi
 exit "$status"

@@ -155,6 +155,40 @@ pub struct LintArgs {
     /// belong to, once each; files outside any chart are ignored.
     #[arg(long = "owning-charts", conflicts_with = "changed_since")]
     pub owning_charts: bool,
+    /// Also write the report in another format to FILE, from the same run (repeatable), e.g.
+    /// `--format github --also-report sarif=chartseq.sarif`: each chart is rendered once.
+    #[arg(long = "also-report", value_name = "FORMAT=FILE", value_parser = parse_also_report)]
+    pub also_report: Vec<(LintFormatArg, PathBuf)>,
+    /// Lint each chart once per `ci/*-values.yaml` file it has (chart-testing's convention),
+    /// after the `-f` files, naming the values file in each finding; a chart without one is
+    /// linted once.
+    #[arg(long = "ci-values")]
+    pub ci_values: bool,
+}
+
+/// `FORMAT=FILE` of `--also-report`.
+fn parse_also_report(text: &str) -> Result<(LintFormatArg, PathBuf), String> {
+    let (format, file) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not FORMAT=FILE (e.g. sarif=chartseq.sarif)"))?;
+    let format = LintFormatArg::from_str(format, false)?;
+    if file.is_empty() {
+        return Err(format!("`{text}` names no file"));
+    }
+    Ok((format, PathBuf::from(file)))
+}
+
+impl LintFormatArg {
+    fn format(self) -> crate::report::Format {
+        match self {
+            LintFormatArg::Human => crate::report::Format::Human,
+            LintFormatArg::Concise => crate::report::Format::Concise,
+            LintFormatArg::Json => crate::report::Format::Json,
+            LintFormatArg::Sarif => crate::report::Format::Sarif,
+            LintFormatArg::Github => crate::report::Format::Github,
+            LintFormatArg::Junit => crate::report::Format::Junit,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -193,14 +227,13 @@ impl LintArgs {
         use crate::lint::Severity;
         commands::lint::LintOptions {
             input: self.input.to_input(),
-            format: match self.format {
-                LintFormatArg::Human => crate::report::Format::Human,
-                LintFormatArg::Concise => crate::report::Format::Concise,
-                LintFormatArg::Json => crate::report::Format::Json,
-                LintFormatArg::Sarif => crate::report::Format::Sarif,
-                LintFormatArg::Github => crate::report::Format::Github,
-                LintFormatArg::Junit => crate::report::Format::Junit,
-            },
+            format: self.format.format(),
+            also_report: self
+                .also_report
+                .iter()
+                .map(|(f, p)| (f.format(), p.clone()))
+                .collect(),
+            ci_values: self.ci_values,
             output: self.output.clone(),
             fail_on: match self.fail_on {
                 FailOnArg::Error => Some(Severity::Error),
@@ -568,9 +601,6 @@ pub struct InputArgs {
     /// Kubernetes version passed to helm template.
     #[arg(long = "kube-version", value_name = "VERSION")]
     pub kube_version: Option<String>,
-    /// Include documents from crds/ in the output (template); the plan always lists them.
-    #[arg(long = "include-crds")]
-    pub include_crds: bool,
     /// Seconds helm template may run.
     #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300)]
     pub helm_timeout: u64,
@@ -647,6 +677,10 @@ pub struct TemplateArgs {
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
     #[arg(long = "keep-sequencing-annotations")]
     pub keep_sequencing_annotations: bool,
+    /// Print the chart's crds/ documents first, as `helm template --include-crds` does (a
+    /// rendered stream is always printed whole; plan, lint and apply always read crds/).
+    #[arg(long = "include-crds")]
+    pub include_crds: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -767,8 +801,7 @@ fn run(
         Command::Template(args) => {
             let input = args.input.to_input();
             let options = crate::plan::output::TemplateOptions {
-                include_crds: args.input.include_crds
-                    || matches!(input.target, InputTarget::Stream(_)),
+                include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
                 keep_sequencing_annotations: args.keep_sequencing_annotations,
             };
             commands::template(&input, options, out, err)

@@ -518,7 +518,8 @@ fn chart_and_values(
         .map_or(release, |c| c.name.as_str())
         .to_owned();
     let chart = apply::chart::chart_json(loaded.as_ref(), &sources, &name);
-    let config = crate::source::values::user_values(&input.helm.values, &mut sources)?;
+    let config =
+        crate::source::values::user_values(&input.helm.values, &mut sources, input.limits)?;
     Ok((chart, config))
 }
 

@@ -45,6 +45,10 @@ pub struct LintOptions {
     pub owning_charts: bool,
     /// `$GITHUB_STEP_SUMMARY`, for the GitHub format.
     pub step_summary: Option<PathBuf>,
+    /// More reports of the same run: (format, file).
+    pub also_report: Vec<(Format, PathBuf)>,
+    /// Lint each chart once per `ci/*-values.yaml` file it has (chart-testing's convention).
+    pub ci_values: bool,
 }
 
 /// Parses a duration the way Helm writes them: `5m`, `90s`, `1m30s`, `1h`.
@@ -120,9 +124,16 @@ fn fatal(
     err.write_all(rendered.as_bytes())
 }
 
+/// One input to lint, with the values file that names its run (`--ci-values`).
+type LabelledInput = (Input, Option<String>);
+
 /// The inputs to lint: every target, or with `--changed-since` the changed charts under them
-/// (`None` when no chart changed: there is nothing to report).
-fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Input>>, Failure> {
+/// (`None` when no chart changed: there is nothing to report). With `--ci-values`, a chart
+/// with `ci/*-values.yaml` files is one input per file, labelled with that file.
+fn targets(
+    options: &LintOptions,
+    err: &mut dyn Write,
+) -> Result<Option<Vec<LabelledInput>>, Failure> {
     let mut paths = vec![match &options.input.target {
         InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
     }];
@@ -146,15 +157,57 @@ fn targets(options: &LintOptions, err: &mut dyn Write) -> Result<Option<Vec<Inpu
     } else if paths.len() > 1 {
         paths = lintable(paths, err)?;
     }
-    Ok(Some(
-        paths
-            .iter()
-            .map(|p| Input {
-                target: Input::target_for(p),
-                ..options.input.clone()
-            })
-            .collect(),
-    ))
+    let mut inputs = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let input = Input {
+            target: Input::target_for(path),
+            ..options.input.clone()
+        };
+        let ci_files = match &input.target {
+            InputTarget::Chart(dir) if options.ci_values && dir.is_dir() => ci_values_files(dir),
+            _ => Vec::new(),
+        };
+        for file in &ci_files {
+            let mut with = input.clone();
+            with.helm.values.files.push(file.clone());
+            inputs.push((with, Some(crate::source::display_path(file))));
+        }
+        if ci_files.is_empty() {
+            inputs.push((input, None));
+        }
+    }
+    Ok(Some(inputs))
+}
+
+/// A chart's `ci/*-values.yaml` files (chart-testing's convention), in name order.
+fn ci_values_files(chart: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(chart.join("ci")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with("-values.yaml"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Whether CS203's advice needs to know if helm accepts `apiVersion: v3` charts: helm
+/// rendered this input, and a chart in it is not v3. (A rendered stream was made by some
+/// helm chartseq cannot see: the advice then stays general, and output stays reproducible.)
+fn needs_chart_v3(input: &Input, model: &crate::model::Model) -> bool {
+    matches!(input.target, InputTarget::Chart(_))
+        && model.charts.iter().any(|c| {
+            c.info
+                .as_ref()
+                .is_some_and(|i| i.meta.api_version.as_deref() != Some("v3"))
+        })
 }
 
 /// Of several targets (a glob such as `charts/*`), the ones that are charts or rendered
@@ -252,9 +305,10 @@ pub fn lint(
         config,
         timeout: options.timeout,
         readiness_timeout: options.readiness_timeout,
+        chart_v3: crate::source::helm::ChartV3::Unknown,
     };
     let mut linted = Vec::with_capacity(inputs.len());
-    for input in &inputs {
+    for (input, values_label) in &inputs {
         let model = match model::load(input) {
             Ok(m) => m,
             Err(e) => {
@@ -262,12 +316,29 @@ pub fn lint(
                 return Err(Failure::Reported);
             }
         };
-        let report = crate::lint::run(&model, &settings);
-        linted.push((model, report));
+        let mut report = if needs_chart_v3(input, &model) {
+            let settings = Settings {
+                chart_v3: crate::source::helm::chart_v3(input.helm.helm.as_deref()),
+                ..settings.clone()
+            };
+            crate::lint::run(&model, &settings)
+        } else {
+            crate::lint::run(&model, &settings)
+        };
+        if let Some(label) = values_label {
+            for finding in &mut report.findings {
+                finding.message = format!("{} (with values {label})", finding.message);
+            }
+        }
+        linted.push((model, report, values_label.as_deref()));
     }
     let runs: Vec<report::Run<'_>> = linted
         .iter()
-        .map(|(model, report)| report::Run { model, report })
+        .map(|(model, report, values)| report::Run {
+            model,
+            report,
+            values: *values,
+        })
         .collect();
     let to_terminal = options.output.is_none() && io::stdout().is_terminal();
     let color = match options.color {
@@ -290,9 +361,27 @@ pub fn lint(
         }
         None => reporter.report_all(out, &runs)?,
     }
+    for (format, path) in &options.also_report {
+        let mut buffer = Vec::new();
+        report::reporter(*format, false).report_all(&mut buffer, &runs)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                crate::error::Error::io(
+                    format!("cannot create {}", crate::source::display_path(dir)),
+                    &e,
+                )
+            })?;
+        }
+        std::fs::write(path, buffer).map_err(|e| {
+            crate::error::Error::io(
+                format!("cannot write {}", crate::source::display_path(path)),
+                &e,
+            )
+        })?;
+    }
     let fails = linted
         .iter()
-        .any(|(_, report)| report.fails(options.fail_on));
+        .any(|(_, report, _)| report.fails(options.fail_on));
     Ok(if fails {
         Outcome::Findings
     } else {
@@ -327,6 +416,7 @@ pub fn gate(
         config,
         timeout,
         readiness_timeout,
+        chart_v3: crate::source::helm::ChartV3::Unknown,
     };
     let report = crate::lint::run(model, &settings);
     if report.fails(Some(Severity::Error)) {

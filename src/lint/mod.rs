@@ -133,6 +133,9 @@ pub struct Settings {
     pub timeout: Duration,
     /// `--readiness-timeout`: each wait (Helm's default 1m).
     pub readiness_timeout: Duration,
+    /// Whether the helm that rendered the chart accepts `apiVersion: v3` charts (CS203's
+    /// advice); `Unknown` when no helm rendered it.
+    pub chart_v3: crate::source::helm::ChartV3,
 }
 
 impl Default for Settings {
@@ -142,6 +145,7 @@ impl Default for Settings {
             config: Config::default(),
             timeout: Duration::from_secs(300),
             readiness_timeout: Duration::from_secs(60),
+            chart_v3: crate::source::helm::ChartV3::Unknown,
         }
     }
 }

@@ -79,6 +79,12 @@ pub fn load(input: &Input) -> Result<Model> {
         .map(|p| chart::load(p, &mut sources, input.chart_limits))
         .transpose()?;
 
+    // The user's values first: a values file that breaks a limit is refused before helm runs.
+    let user = loaded
+        .as_ref()
+        .map(|_| values::user_values(&input.helm.values, &mut sources, input.limits))
+        .transpose()?;
+
     let (stream_name, origin, bytes) = match &input.target {
         InputTarget::Chart(path) => {
             let rendered = helm::render(path, &input.helm)?;
@@ -119,8 +125,7 @@ pub fn load(input: &Input) -> Result<Model> {
     let stream = sources.add(stream_name, origin, bytes);
 
     let mut charts = Vec::new();
-    if let Some(loaded) = &loaded {
-        let user = values::user_values(&input.helm.values, &mut sources)?;
+    if let (Some(loaded), Some(user)) = (&loaded, user) {
         build_chart_tree(loaded, user, &mut charts)?;
     }
 

@@ -294,6 +294,28 @@ impl<'a> Offsets<'a> {
     }
 }
 
+/// The deepest flow-style nesting (`[`, `{`) the YAML scanner reads, whatever the limits.
+const SCANNER_FLOW_DEPTH: usize = 255;
+
+/// The scanner's own error, in the words of our limits: its flow-nesting cap reports
+/// "recursion limit exceeded", which must name `--max-depth` like block-style nesting does.
+fn scan_error_message(info: &str, limits: Limits) -> String {
+    if info != "recursion limit exceeded" {
+        return info.to_owned();
+    }
+    if limits.max_depth <= SCANNER_FLOW_DEPTH {
+        format!(
+            "nesting deeper than {} levels (raise it with --max-depth)",
+            limits.max_depth
+        )
+    } else {
+        format!(
+            "nesting deeper than {SCANNER_FLOW_DEPTH} levels of flow style ([ ] or {{ }}), the most the YAML parser reads (--max-depth {} applies to block style)",
+            limits.max_depth
+        )
+    }
+}
+
 /// Parses one document (`text` starts at byte `base` of its buffer).
 ///
 /// Returns `Ok(None)` when the document holds only comments and whitespace.
@@ -321,7 +343,7 @@ pub fn parse_document(text: &str, base: u32, limits: Limits) -> Result<Option<No
     while let Some(event) = parser.next_event() {
         let (event, span) = event.map_err(|e| {
             let offset = offsets.byte(e.marker().index());
-            error(e.info().to_owned(), offset)
+            error(scan_error_message(e.info(), limits), offset)
         })?;
         let span_bytes = offsets.span(&span);
         let completed: Option<(Node, usize)> = match event {
@@ -360,7 +382,10 @@ pub fn parse_document(text: &str, base: u32, limits: Limits) -> Result<Option<No
             Event::SequenceStart(anchor, _) => {
                 if stack.len() >= limits.max_depth {
                     return Err(error(
-                        format!("nesting deeper than {} levels", limits.max_depth),
+                        format!(
+                            "nesting deeper than {} levels (raise it with --max-depth)",
+                            limits.max_depth
+                        ),
                         span_bytes.start,
                     ));
                 }
@@ -374,7 +399,10 @@ pub fn parse_document(text: &str, base: u32, limits: Limits) -> Result<Option<No
             Event::MappingStart(anchor, _) => {
                 if stack.len() >= limits.max_depth {
                     return Err(error(
-                        format!("nesting deeper than {} levels", limits.max_depth),
+                        format!(
+                            "nesting deeper than {} levels (raise it with --max-depth)",
+                            limits.max_depth
+                        ),
                         span_bytes.start,
                     ));
                 }
@@ -532,6 +560,45 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn flow_nesting_names_max_depth() {
+        for (depth, max_depth, needle) in [
+            (
+                300,
+                100,
+                "nesting deeper than 100 levels (raise it with --max-depth)",
+            ),
+            (
+                50,
+                10,
+                "nesting deeper than 10 levels (raise it with --max-depth)",
+            ),
+            (300, 1000, "--max-depth 1000 applies to block style"),
+        ] {
+            let text = "[".repeat(depth) + &"]".repeat(depth);
+            let limits = Limits {
+                max_depth,
+                ..Limits::default()
+            };
+            let err = parse_document(&text, 0, limits).expect_err("deep");
+            assert!(
+                err.message.contains(needle),
+                "{depth}/{max_depth}: {}",
+                err.message
+            );
+            let text = "{a: ".repeat(depth) + "1" + &"}".repeat(depth);
+            let err = parse_document(&text, 0, limits).expect_err("deep");
+            assert!(
+                err.message.contains(needle),
+                "{depth}/{max_depth}: {}",
+                err.message
+            );
+        }
+        // Within the limit, flow nesting parses.
+        let text = "[".repeat(200) + &"]".repeat(200);
+        assert!(parse_document(&text, 0, Limits::default()).is_ok());
     }
 
     #[test]

@@ -60,8 +60,13 @@ pub enum Demotion {
         missing: String,
         loc: Loc,
     },
-    /// The group has no edges while the level has two or more groups.
-    Isolated { chart: ChartId, group: String },
+    /// The group has no edges while the level has two or more groups. `dropped` names the
+    /// demoted groups that depended on it: without their demotion it would have had an edge.
+    Isolated {
+        chart: ChartId,
+        group: String,
+        dropped: Vec<String>,
+    },
 }
 
 /// A problem that makes a plan impossible (SPEC §2, "fatal").
@@ -595,9 +600,15 @@ impl Planner<'_> {
                 .map(|(n, _)| n.clone())
                 .collect();
             for name in isolated {
+                let dropped = demoted
+                    .iter()
+                    .filter(|(_, g)| g.deps.contains(&name))
+                    .map(|(n, _)| n.clone())
+                    .collect();
                 self.plan.demotions.push(Demotion::Isolated {
                     chart,
                     group: name.clone(),
+                    dropped,
                 });
                 let state = groups.remove(&name).expect("listed above");
                 demoted.insert(name, state);

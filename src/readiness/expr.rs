@@ -124,6 +124,18 @@ fn is_go_space(c: char) -> bool {
     c.is_whitespace()
 }
 
+/// The operator meant by a common misspelling: reversed (`=>`, `=<`, `=!`), a single `=`,
+/// JavaScript's `===`/`!==`, SQL's `<>`.
+fn reversed_operator(text: &str) -> Option<&'static str> {
+    match text {
+        "=>" => Some(">="),
+        "=<" => Some("<="),
+        "=!" | "!==" | "<>" => Some("!="),
+        "=" | "===" => Some("=="),
+        _ => None,
+    }
+}
+
 /// Parses one expression (SPEC §3). Offsets in errors index `text` as given.
 pub fn parse(text: &str) -> Result<Expression, ExprError> {
     let lead = text.len() - text.trim_start().len();
@@ -169,10 +181,13 @@ pub fn parse(text: &str) -> Result<Expression, ExprError> {
                 .strip_prefix(op)
                 .is_some_and(|tail| !tail.starts_with(is_op_char))
         });
-        let hint = if glued {
+        let hint = if let Some(meant) = reversed_operator(op_text) {
+            format!(" (did you mean `{meant}`?)")
+        } else if glued {
             " (the operator must be separated from the value by whitespace, e.g. `{.x} == 1`)"
+                .to_owned()
         } else {
-            ""
+            String::new()
         };
         return Err(err(
             rest_start,
@@ -476,6 +491,10 @@ mod tests {
             ("{.x}", 4, "missing an operator"),
             ("{.x}==1", 4, "unsupported operator `==1`"),
             ("{.x} =~ 1", 5, "unsupported operator"),
+            ("{.x} => 1", 5, "did you mean `>=`?"),
+            ("{.x} =< 1", 5, "did you mean `<=`?"),
+            ("{.x} = 1", 5, "did you mean `==`?"),
+            ("{.x} <> 1", 5, "did you mean `!=`?"),
             ("{.x} ==", 7, "missing the value"),
             ("{x} == 1", 1, "must start with . or ["),
             ("{.a[?(@.b==1 && @.c==2)]} == 1", 13, "U+0026 '&'"),

@@ -93,10 +93,7 @@ pub fn summary(runs: &[Run<'_>]) -> String {
         .flat_map(|run| run.report.findings.iter().map(move |f| (run, f)))
         .collect();
     let mut md = String::from("## chartseq lint\n\n");
-    let charts: Vec<&str> = runs
-        .iter()
-        .filter_map(|r| r.model.charts.first().map(|c| c.display.as_str()))
-        .collect();
+    let charts: Vec<String> = runs.iter().filter_map(super::Run::name).collect();
     if !charts.is_empty() {
         let _ = writeln!(md, "Charts: {}\n", charts.join(", "));
     }
@@ -153,11 +150,7 @@ pub fn summary(runs: &[Run<'_>]) -> String {
         md.push('\n');
     }
     for run in runs {
-        let name = run
-            .model
-            .charts
-            .first()
-            .map_or("the stream", |c| c.display.as_str());
+        let name = run.name().unwrap_or_else(|| "the stream".to_owned());
         let _ = writeln!(md, "### Install order: {name}\n");
         match crate::plan::plan(run.model) {
             Ok(plan) => {

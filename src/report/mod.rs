@@ -37,12 +37,33 @@ pub enum Format {
 pub struct Run<'a> {
     pub model: &'a Model,
     pub report: &'a Report,
+    /// The values file this run used, when a chart is linted once per values file.
+    pub values: Option<&'a str>,
+}
+
+impl Run<'_> {
+    /// The run's name in summaries: its root chart, and its values file if it has one.
+    #[must_use]
+    pub fn name(&self) -> Option<String> {
+        let chart = self.model.charts.first()?.display.as_str();
+        Some(match self.values {
+            Some(values) => format!("{chart} ({values})"),
+            None => chart.to_owned(),
+        })
+    }
 }
 
 /// Writes a lint report in one format.
 pub trait Reporter {
     fn report(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()> {
-        self.report_all(out, &[Run { model, report }])
+        self.report_all(
+            out,
+            &[Run {
+                model,
+                report,
+                values: None,
+            }],
+        )
     }
 
     /// Several charts' runs as one output. Formats that are one document (SARIF, `JUnit`)

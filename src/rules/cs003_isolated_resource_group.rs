@@ -1,5 +1,7 @@
 use crate::lint::{Context, Diagnostic, Sink};
+use crate::model::ChartId;
 use crate::plan::Demotion;
+use crate::rules::MISSING_RESOURCE_GROUP;
 
 declare_rule! {
     /// ## What it does
@@ -9,6 +11,9 @@ declare_rule! {
     /// ## Why is this bad?
     /// Helm treats such a group as unsequenced: its resources are installed after every
     /// sequenced group of the level, which is rarely what the group name suggests.
+    ///
+    /// A group left without edges by a reference to a missing group (a misspelling of its
+    /// name, or a dependent demoted by one) is reported once, by CS101, which names it.
     ///
     /// ## Example
     /// ```yaml
@@ -25,10 +30,24 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
+    // A group isolated by a misspelled or missing reference is the same mistake: CS101 names
+    // it (one mistake, one finding) unless CS101 is not selected.
+    let explained: Vec<(ChartId, String)> =
+        if ctx.settings.selection.enabled(&MISSING_RESOURCE_GROUP) {
+            super::cs101_missing_resource_group::root_causes(ctx)
+                .iter()
+                .flat_map(|c| c.isolated.iter().map(|g| (c.chart, (*g).to_owned())))
+                .collect()
+        } else {
+            Vec::new()
+        };
     for demotion in &ctx.plan.demotions {
-        let Demotion::Isolated { chart, group } = demotion else {
+        let Demotion::Isolated { chart, group, .. } = demotion else {
             continue;
         };
+        if explained.iter().any(|(c, g)| c == chart && g == group) {
+            continue;
+        }
         let member = ctx.resources().find(|(doc, r)| {
             ctx.model.documents[*doc].chart == *chart
                 && r.hook.is_none()

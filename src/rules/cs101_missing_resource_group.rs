@@ -13,6 +13,10 @@ declare_rule! {
     /// ## Why is this bad?
     /// Helm demotes the depending group (and every group depending on it, transitively) to
     /// the unsequenced resources: they are installed last, without waiting for anything.
+    /// Groups left without edges by the mistake (the group that was meant, a group only the
+    /// demoted ones depended on) are demoted too; this finding names them, and CS003 does not
+    /// report them again. A subchart's name in the list is a subchart, not a group: subcharts
+    /// are ordered with `depends-on` in `Chart.yaml`.
     ///
     /// ## Example
     /// ```yaml
@@ -36,8 +40,37 @@ fn declared<'m>(ctx: &Context<'m>, chart: ChartId) -> BTreeSet<&'m str> {
         .collect()
 }
 
-fn check(ctx: &Context, sink: &mut Sink) {
-    for demotion in &ctx.plan.demotions {
+/// The declared group a misspelled reference most likely meant.
+fn suggestion<'a>(groups: &BTreeSet<&'a str>, missing: &str) -> Option<&'a str> {
+    groups
+        .iter()
+        .copied()
+        .filter(|g| strsim::damerau_levenshtein(g, missing) <= 2)
+        .min_by_key(|g| strsim::damerau_levenshtein(g, missing))
+}
+
+/// One reference to a group that does not exist, with everything it caused.
+pub(super) struct RootCause<'d> {
+    pub chart: ChartId,
+    pub group: &'d str,
+    pub missing: &'d str,
+    pub loc: crate::source::Loc,
+    /// The declared group the reference probably meant.
+    pub suggestion: Option<String>,
+    /// Groups demoted because they depend, directly or not, on `group`.
+    pub cascade: Vec<&'d str>,
+    /// Groups left without edges by this mistake (the meant group, groups whose only
+    /// dependents were demoted): the same mistake, so CS003 does not report them again.
+    pub isolated: Vec<&'d str>,
+}
+
+/// Every reference to a missing group that is a root cause (not demoted in a cascade).
+pub(super) fn root_causes<'d>(ctx: &'d Context) -> Vec<RootCause<'d>> {
+    let demotions = &ctx.plan.demotions;
+    let mut out = Vec::new();
+    let mut declared_cache: std::collections::BTreeMap<ChartId, BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for demotion in demotions {
         let Demotion::MissingGroup {
             chart,
             group,
@@ -47,60 +80,168 @@ fn check(ctx: &Context, sink: &mut Sink) {
         else {
             continue;
         };
-        let groups = declared(ctx, *chart);
+        let groups = declared_cache
+            .entry(*chart)
+            .or_insert_with(|| declared(ctx, *chart));
         if groups.contains(missing.as_str()) {
             // Demoted in the cascade: the root cause is reported on the first group.
             continue;
         }
-        let chart_name = &ctx.model.charts[*chart].display;
-        let elsewhere: Vec<&str> = (0..ctx.model.charts.len())
-            .filter(|&c| c != *chart && declared(ctx, c).contains(missing.as_str()))
-            .map(|c| ctx.model.charts[c].display.as_str())
-            .collect();
-        let cascade: Vec<&str> = ctx
-            .plan
-            .demotions
-            .iter()
-            .filter_map(|d| match d {
+        out.push(RootCause {
+            chart: *chart,
+            group,
+            missing,
+            loc: *loc,
+            suggestion: suggestion(groups, missing).map(str::to_owned),
+            cascade: Vec::new(),
+            isolated: Vec::new(),
+        });
+    }
+    // The root each cascaded group leads to: follow `missing` until it is not a group.
+    let root_of = |chart: ChartId, start: &str| -> Option<usize> {
+        let mut current = start;
+        for _ in 0..=demotions.len() {
+            if let Some(i) = out_index(&out, chart, current) {
+                return Some(i);
+            }
+            current = demotions.iter().find_map(|d| match d {
                 Demotion::MissingGroup {
                     chart: c,
                     group: g,
                     missing: m,
                     ..
-                } if c == chart && g != group && groups.contains(m.as_str()) => Some(g.as_str()),
+                } if *c == chart && g == current => Some(m.as_str()),
                 _ => None,
-            })
+            })?;
+        }
+        None
+    };
+    let mut cascade = Vec::new();
+    let mut isolated = Vec::new();
+    for demotion in demotions {
+        match demotion {
+            Demotion::MissingGroup { chart, group, .. } => {
+                if let Some(i) = root_of(*chart, group) {
+                    if out[i].group != group {
+                        cascade.push((i, group.as_str()));
+                    }
+                }
+            }
+            Demotion::Isolated {
+                chart,
+                group,
+                dropped,
+            } => {
+                let by_edge = dropped.iter().find_map(|d| root_of(*chart, d));
+                let by_name = || {
+                    out.iter().position(|r| {
+                        r.chart == *chart && r.suggestion.as_deref() == Some(group.as_str())
+                    })
+                };
+                if let Some(i) = by_edge.or_else(by_name) {
+                    isolated.push((i, group.as_str()));
+                }
+            }
+            Demotion::MalformedDependsOn { .. } => {}
+        }
+    }
+    for (i, g) in cascade {
+        out[i].cascade.push(g);
+    }
+    for (i, g) in isolated {
+        out[i].isolated.push(g);
+    }
+    out
+}
+
+fn out_index(out: &[RootCause], chart: ChartId, group: &str) -> Option<usize> {
+    out.iter()
+        .position(|r| r.chart == chart && r.group == group)
+}
+
+fn check(ctx: &Context, sink: &mut Sink) {
+    for cause in root_causes(ctx) {
+        let RootCause {
+            chart,
+            group,
+            missing,
+            loc,
+            ..
+        } = &cause;
+        let chart_name = &ctx.model.charts[*chart].display;
+        let elsewhere: Vec<&str> = (0..ctx.model.charts.len())
+            .filter(|&c| c != *chart && declared(ctx, c).contains(missing))
+            .map(|c| ctx.model.charts[c].display.as_str())
             .collect();
+        let subchart = ctx.model.charts[*chart]
+            .children
+            .iter()
+            .map(|&c| &ctx.model.charts[c])
+            .find(|c| c.name == *missing);
         let mut d = Diagnostic::new(
             &MISSING_RESOURCE_GROUP,
             *chart,
             *loc,
-            format!(
-                "resource group `{group}` depends on `{missing}`, which no resource of chart {chart_name} declares"
-            ),
+            match subchart {
+                Some(_) => format!(
+                    "resource group `{group}` depends on `{missing}`, which is a subchart of chart {chart_name}, not a resource group"
+                ),
+                None => format!(
+                    "resource group `{group}` depends on `{missing}`, which no resource of chart {chart_name} declares"
+                ),
+            },
         )
-        .label(format!("`{missing}` is not a group of chart {chart_name}"));
-        let similar = groups
-            .iter()
-            .filter(|g| strsim::damerau_levenshtein(g, missing) <= 2)
-            .min_by_key(|g| strsim::damerau_levenshtein(g, missing));
-        d = match (similar, elsewhere.first()) {
-            (Some(s), _) => d.help(format!("did you mean `{s}`?")),
-            (None, Some(_)) => d.help(format!(
+        .label(match subchart {
+            Some(_) => format!("`{missing}` is a subchart, not a group"),
+            None => format!("`{missing}` is not a group of chart {chart_name}"),
+        });
+        d = match (subchart, &cause.suggestion, elsewhere.first()) {
+            (Some(_), _, _) => d.help(format!(
+                "remove `{missing}` from this list: a group cannot wait for a subchart, and a level's subcharts are installed before its own groups anyway (order subcharts with `depends-on` in Chart.yaml)"
+            )),
+            (None, Some(s), _) => d.help(format!("did you mean `{s}`?")),
+            (None, None, Some(_)) => d.help(format!(
                 "groups are chart-scoped: `{missing}` exists in chart {}; order charts with subchart depends-on instead",
                 elsewhere.join(", ")
             )),
-            (None, None) => d.help(format!(
+            (None, None, None) => d.help(format!(
                 "declare `helm.sh/resource-group: {missing}` on the resources it stands for, or remove it from the list"
             )),
         };
+        if subchart.is_some() && !elsewhere.is_empty() {
+            d = d.note(format!(
+                "groups are chart-scoped: the group `{missing}` of chart {} is not visible here",
+                elsewhere.join(", ")
+            ));
+        }
         d = d.note(format!(
             "group `{group}` is installed with the unsequenced resources, after every sequenced group"
         ));
-        if !cascade.is_empty() {
+        if !cause.cascade.is_empty() {
             d = d.note(format!(
                 "so are the groups that depend on it: {}",
-                cascade.join(", ")
+                cause.cascade.join(", ")
+            ));
+        }
+        if !cause.isolated.is_empty() {
+            d = d.note(format!(
+                "so {} {} left without edges and {} installed with the unsequenced resources too",
+                cause
+                    .isolated
+                    .iter()
+                    .map(|g| format!("`{g}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if cause.isolated.len() == 1 {
+                    "is"
+                } else {
+                    "are"
+                },
+                if cause.isolated.len() == 1 {
+                    "is"
+                } else {
+                    "are"
+                },
             ));
         }
         if let Some(doc) = crate::lint::locate::document_at(ctx.model, loc.span.start) {

@@ -4,14 +4,23 @@ use crate::model::annotations::{
 };
 use crate::parse::{Node, Span};
 use crate::source::Loc;
+use crate::source::helm::ChartV3;
 
 declare_rule! {
     /// ## What it does
     /// Reports sequencing annotations in a chart whose `Chart.yaml` `apiVersion` is not `v3`.
     ///
     /// ## Why is this bad?
-    /// Helm limits resource sequencing to charts with `apiVersion: v3`: in a `v2` chart the
-    /// annotations are ignored and everything is installed at once.
+    /// The reference implementation of HIP-0025 sequences charts of any `apiVersion`, and so
+    /// do `chartseq plan`, `template` and `apply`; but Helm's maintainers asked to limit
+    /// sequencing to charts with `apiVersion: v3`, so a Helm release may install such a chart
+    /// all at once, ignoring its groups, subchart order and readiness checks.
+    ///
+    /// Released helm up to v4.1.4 refuses to render `apiVersion: v3` charts ("invalid chart
+    /// apiVersion"), so the advice depends on the helm: when chartseq renders the chart, it
+    /// asks that helm (once) whether it accepts v3 charts and says so. With a helm that
+    /// refuses them, keep `v2` for now and silence this rule (`ignore = ["CS203"]`) until
+    /// you move.
     ///
     /// ## Example
     /// ```yaml
@@ -19,13 +28,26 @@ declare_rule! {
     /// name: mychart
     /// ```
     ///
-    /// Use instead:
+    /// Use instead, once the helm you render and deploy with accepts it:
     /// ```yaml
     /// apiVersion: v3
     /// name: mychart
     /// ```
     pub static SEQUENCING_IN_CHART_V2 = ("CS203", "sequencing-in-chart-v2", Warning,
         "sequencing annotations in a chart whose apiVersion is not v3", check);
+}
+
+/// The fix, as far as the helm that rendered the chart allows it.
+fn advice(chart_v3: &ChartV3, version: &str) -> String {
+    match chart_v3 {
+        ChartV3::Accepted(helm) => {
+            format!("set `apiVersion: v3` in Chart.yaml (helm {helm}, which rendered it, accepts v3 charts)")
+        }
+        ChartV3::Refused(helm) => format!(
+            "keep `apiVersion: {version}` while you render with helm {helm}, which refuses `apiVersion: v3` charts; move to v3 once your helm accepts it, and ignore CS203 until then"
+        ),
+        ChartV3::Unknown => "set `apiVersion: v3` in Chart.yaml once the helm you deploy with accepts v3 charts (helm up to v4.1.4 refuses them)".to_owned(),
+    }
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
@@ -75,13 +97,13 @@ fn check(ctx: &Context, sink: &mut Sink) {
             id,
             loc,
             format!(
-                "chart {} uses sequencing annotations but its apiVersion is {version}, so Helm ignores them",
+                "chart {} uses sequencing annotations with apiVersion {version}: chartseq and the reference implementation sequence it, but Helm's maintainers asked to limit sequencing to v3 charts, so a Helm release may ignore them",
                 chart.display
             ),
         )
-        .label("ignored in a chart that is not v3")
+        .label("ignored by a Helm that sequences only v3 charts")
         .secondary(Loc { file: info.meta.file, span: version_span }, format!("apiVersion {version}"))
-        .help("set `apiVersion: v3` in Chart.yaml");
+        .help(advice(&ctx.settings.chart_v3, version));
         if let Some(doc) = doc {
             d = d.doc(doc);
         }

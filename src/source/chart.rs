@@ -453,6 +453,17 @@ fn build(
 
 /// Parses a whole YAML file registered in `sources` into a tree.
 pub fn parse_yaml_file(name: &str, file: FileId, sources: &SourceMap) -> Result<Option<Node>> {
+    parse_yaml_file_with(name, file, sources, Limits::default())
+}
+
+/// [`parse_yaml_file`] under the caller's limits (a user's values file, under the command
+/// line's `--max-depth`, `--max-document-bytes`, ...).
+pub fn parse_yaml_file_with(
+    name: &str,
+    file: FileId,
+    sources: &SourceMap,
+    limits: Limits,
+) -> Result<Option<Node>> {
     let source = sources.get(file);
     let text = std::str::from_utf8(&source.bytes).map_err(|e| {
         let pos = source.line_col(e.valid_up_to() as u32);
@@ -463,7 +474,7 @@ pub fn parse_yaml_file(name: &str, file: FileId, sources: &SourceMap) -> Result<
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let offset = (source.bytes.len() - text.len()) as u32;
-    parse_document(text, offset, Limits::default()).map_err(|e| {
+    parse_document(text, offset, limits).map_err(|e| {
         let pos = source.line_col(e.offset);
         Error::new(format!(
             "{name}:{}:{}: invalid YAML: {}",

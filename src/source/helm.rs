@@ -103,20 +103,7 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     for set in &options.values.set_string {
         command.arg(format!("--set-string={set}"));
     }
-    command.env_clear();
-    for (key, value) in std::env::vars_os() {
-        let key_text = key.to_string_lossy();
-        if matches!(
-            key_text.as_ref(),
-            "PATH" | "HOME" | "TMPDIR" | "USER" | "LANG"
-        ) || key_text.starts_with("HELM_")
-            || key_text.starts_with("XDG_")
-        {
-            command.env(&key, &value);
-        }
-    }
-    // helm template never needs a cluster; make sure it cannot reach one.
-    command.env("KUBECONFIG", "/dev/null");
+    reduce_environment(&mut command);
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -175,4 +162,97 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
         .with_detail(String::from_utf8_lossy(&err).trim_end().to_owned()));
     }
     Ok(out)
+}
+
+/// helm's environment: only what it needs (`PATH`, `HOME`, `TMPDIR`, `HELM_*`, `XDG_*`), and
+/// never a cluster.
+fn reduce_environment(command: &mut Command) {
+    command.env_clear();
+    for (key, value) in std::env::vars_os() {
+        let key_text = key.to_string_lossy();
+        if matches!(
+            key_text.as_ref(),
+            "PATH" | "HOME" | "TMPDIR" | "USER" | "LANG"
+        ) || key_text.starts_with("HELM_")
+            || key_text.starts_with("XDG_")
+        {
+            command.env(&key, &value);
+        }
+    }
+    // helm template never needs a cluster; make sure it cannot reach one.
+    command.env("KUBECONFIG", "/dev/null");
+}
+
+/// Whether a helm renders charts with `apiVersion: v3` (released helm up to v4.1.4 refuses
+/// them: "invalid chart apiVersion").
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum ChartV3 {
+    /// This helm (its version) renders v3 charts.
+    Accepted(String),
+    /// This helm (its version) refuses v3 charts.
+    Refused(String),
+    /// No helm was asked (the input was rendered elsewhere) or it could not be run.
+    #[default]
+    Unknown,
+}
+
+/// Asks the helm that `render` would run whether it accepts `apiVersion: v3` charts, by
+/// rendering an empty v3 chart in a temporary directory (removed afterwards). Asked once per
+/// helm binary and process.
+#[must_use]
+pub fn chart_v3(explicit: Option<&Path>) -> ChartV3 {
+    static CACHE: std::sync::Mutex<Vec<(PathBuf, ChartV3)>> = std::sync::Mutex::new(Vec::new());
+    let Ok(helm) = find_helm(explicit) else {
+        return ChartV3::Unknown;
+    };
+    let Ok(mut cache) = CACHE.lock() else {
+        return ChartV3::Unknown;
+    };
+    if let Some((_, known)) = cache.iter().find(|(p, _)| *p == helm) {
+        return known.clone();
+    }
+    let answer = probe_chart_v3(&helm);
+    cache.push((helm, answer.clone()));
+    answer
+}
+
+fn probe_chart_v3(helm: &Path) -> ChartV3 {
+    let mut version = Command::new(helm);
+    version.args(["version", "--template", "{{.Version}}"]);
+    reduce_environment(&mut version);
+    let version = match version.stdin(Stdio::null()).stderr(Stdio::null()).output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        _ => return ChartV3::Unknown,
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir =
+        std::env::temp_dir().join(format!("chartseq-v3-probe-{}-{nanos}", std::process::id()));
+    let chart = dir.join("probe");
+    let written = std::fs::create_dir_all(&chart).and_then(|()| {
+        std::fs::write(
+            chart.join("Chart.yaml"),
+            "apiVersion: v3\nname: probe\nversion: 0.1.0\n",
+        )
+    });
+    let answer = if written.is_ok() {
+        let mut template = Command::new(helm);
+        template.arg("template").arg("probe").arg(&chart);
+        reduce_environment(&mut template);
+        match template
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+        {
+            Ok(status) if status.success() => ChartV3::Accepted(version),
+            Ok(_) => ChartV3::Refused(version),
+            Err(_) => ChartV3::Unknown,
+        }
+    } else {
+        ChartV3::Unknown
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    answer
 }

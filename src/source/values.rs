@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use serde_json::{Map, Value as Json};
 
 use crate::error::{Error, Result};
-use crate::source::chart::parse_yaml_file;
+use crate::parse::Limits;
+use crate::source::chart::parse_yaml_file_with;
 use crate::source::{Origin, SourceMap, display_path};
 
 /// Values given on the command line.
@@ -28,8 +29,9 @@ impl ValueInputs {
     }
 }
 
-/// The user's values: `-f` files merged in order, then `--set`, then `--set-string`.
-pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap) -> Result<Json> {
+/// The user's values: `-f` files merged in order, then `--set`, then `--set-string`. Each
+/// file is held to `limits` (a file over `max_document_bytes` is refused unread).
+pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap, limits: Limits) -> Result<Json> {
     let mut merged = Json::Object(Map::new());
     for path in &inputs.files {
         let name = display_path(path);
@@ -38,11 +40,20 @@ pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap) -> Result<Json
                 "values from standard input (`-f -`) are not supported; pass a file",
             ));
         } else {
+            let size = std::fs::metadata(path)
+                .map_err(|e| Error::io(format!("cannot read values file {name}"), &e))?
+                .len();
+            if size > limits.max_document_bytes as u64 {
+                return Err(Error::new(format!(
+                    "values file {name} has {size} bytes, more than the limit of {} (raise it with --max-document-bytes)",
+                    limits.max_document_bytes
+                )));
+            }
             std::fs::read(path)
                 .map_err(|e| Error::io(format!("cannot read values file {name}"), &e))?
         };
         let id = sources.add(name.clone(), Origin::Disk, bytes);
-        let Some(node) = parse_yaml_file(&name, id, sources)? else {
+        let Some(node) = parse_yaml_file_with(&name, id, sources, limits)? else {
             continue;
         };
         match node.to_json() {

@@ -14,6 +14,7 @@ mod apply;
 mod hostile;
 mod integrations;
 mod lint;
+mod parity;
 mod paths;
 mod plan;
 mod readiness;

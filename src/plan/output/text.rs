@@ -1,4 +1,5 @@
 //! The readable plan: `helm dag`'s chart section, framed by the CRD and hook phases.
+//! Nested levels are named `parent/sub` (the one display path of every output).
 
 use std::io::{self, Write};
 
@@ -65,7 +66,9 @@ fn write_level(
 ) -> io::Result<()> {
     let indent = "  ".repeat(depth);
     let chart = &model.charts[level.chart];
-    writeln!(out, "{indent}Chart: {}", chart.manifest_prefix)?;
+    // NOTE: `helm dag` writes nested levels as `parent/charts/sub`; chartseq names them
+    // `parent/sub` here too, as lint, JSON and Helm's own template markers do.
+    writeln!(out, "{indent}Chart: {}", chart.display)?;
     if level.subchart_batches.is_empty() {
         writeln!(out, "{indent}  Subchart batches: (none)")?;
     } else {
