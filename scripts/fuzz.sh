@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for SECONDS each (default 600), seeded from fixtures/ and, when it is
-# beside the checkout, ../shared/corpus/rendered/. Needs cargo-fuzz (`cargo install cargo-fuzz`);
+# Runs every fuzz target for SECONDS each (default 600), seeded from fixtures/ and the corpus
+# ($CHARTSEQ_CORPUS, else ../shared/corpus beside the checkout) when there is one. Needs cargo-fuzz (`cargo install cargo-fuzz`);
 # the stable toolchain is used with RUSTC_BOOTSTRAP=1 for libFuzzer's instrumentation flags.
 # A crash leaves its reproducer in fuzz/artifacts/<target>/ and stops the script (exit 1).
 #
@@ -30,8 +30,9 @@ seed() {
   case "$target" in
     stream)
       cp fixtures/charts/*.rendered.yaml fixtures/streams/*.yaml fixtures/conformance/*/rendered*.yaml "$dir"/ 2>/dev/null || true
-      if [ -d ../shared/corpus/rendered ]; then
-        find ../shared/corpus/rendered -name '*.yaml' -size -64k -exec cp {} "$dir"/ \;
+      local corpus="${CHARTSEQ_CORPUS:-../shared/corpus}"
+      if [ -d "$corpus/rendered" ]; then
+        find "$corpus/rendered" -name '*.yaml' -size -64k -exec cp {} "$dir"/ \;
       fi ;;
     annotations)
       printf '%s' '["db", "queue"]' > "$dir/list"; printf '%s' 'db, queue' > "$dir/comma"
