@@ -90,7 +90,7 @@ smoke() {
     fi
     echo "== $target: $inputs inputs ($replays reproducers), then ${SECONDS_PER_TARGET}s of mutations"
     if ! "$target_dir/debug/$target" "$work" -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 \
-        -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$work/crash-" > "fuzz/$target.log" 2>&1; then
+        -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$work/" > "fuzz/$target.log" 2>&1; then
       echo "CRASH in $target (fuzz/$target.log):"
       grep -E "ERROR|SUMMARY|panicked" "fuzz/$target.log" | head -5 || true
       ls "$work"/crash-* 2>/dev/null && mkdir -p "fuzz/artifacts/$target" && cp "$work"/crash-* "fuzz/artifacts/$target/"
