@@ -612,11 +612,10 @@ fn fuzz_reproducers_stay_fixed() {
                 .join(" / "),
         };
         let name = entry.file_name().to_string_lossy().into_owned();
-        let expected = EXPECTED
-            .iter()
-            .find(|(file, _)| *file == name)
-            .map(|(_, outcome)| *outcome)
-            .unwrap_or_else(|| panic!("{name}: add the outcome it must have to EXPECTED"));
+        let expected = EXPECTED.iter().find(|(file, _)| *file == name).map_or_else(
+            || panic!("{name}: add the outcome it must have to EXPECTED"),
+            |(_, outcome)| *outcome,
+        );
         assert_eq!(outcome, expected, "{name}");
         assert!(
             started.elapsed() < Duration::from_secs(20),
@@ -655,13 +654,13 @@ fn yaml_limit_flags_take_their_values() {
         "{}data:\n  a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n  b: *a\n  c: *a\n  d: *a\n",
         doc("aliases", "    helm.sh/resource-group: g\n")
     );
-    let aliases = write(dir.path(), "aliases.yaml", aliased);
-    let (code, _, err) = plan(&aliases, &[]);
+    let alias_file = write(dir.path(), "aliases.yaml", aliased);
+    let (code, _, err) = plan(&alias_file, &[]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = plan(&aliases, &["--max-alias-nodes", "15"]);
+    let (code, _, err) = plan(&alias_file, &["--max-alias-nodes", "15"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("alias expansion exceeds 15 nodes"), "{err}");
-    let (code, _, err) = plan(&aliases, &["--max-alias-nodes", "1000"]);
+    let (code, _, err) = plan(&alias_file, &["--max-alias-nodes", "1000"]);
     assert_eq!(code, 0, "{err}");
 }
 

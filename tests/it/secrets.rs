@@ -68,11 +68,13 @@ fn no_output_format_shows_secret_values() {
     // readiness stops at the first document that does not parse, so it reads the Secrets of
     // a stream without the broken one: every Secret is judged (and ready, by kstatus).
     let text = stream();
-    let readable: String = text
-        .split("---\n")
-        .filter(|doc| !doc.is_empty() && !doc.contains("broken"))
-        .map(|doc| format!("---\n{doc}"))
-        .collect();
+    let mut readable = String::new();
+    for doc in text.split("---\n") {
+        if !doc.is_empty() && !doc.contains("broken") {
+            readable.push_str("---\n");
+            readable.push_str(doc);
+        }
+    }
     let readable_path = dir.path().join("readable.yaml");
     std::fs::write(&readable_path, readable).expect("write");
     for format in ["text", "json"] {

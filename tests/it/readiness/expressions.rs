@@ -81,7 +81,7 @@ fn expressions_parse_as_the_spec_says() {
 }
 
 /// kubectl judges the paths: it runs what every valid row reads and refuses the path of
-/// every row the spec calls invalid JSONPath.
+/// every row the spec calls invalid `JSONPath`.
 #[test]
 fn kubectl_agrees_with_the_spec_on_every_path() {
     let Some(kubectl) = tool("kubectl") else {
@@ -163,7 +163,7 @@ fn evaluations_follow_the_spec() {
         let status = &report["objects"][0]["status"];
         let engine = &report["objects"][0]["engine"];
         let expected = &row["expect"];
-        let expected_code = if expected == "ready" { 0 } else { 1 };
+        let expected_code = i32::from(expected != "ready");
         if status != expected || engine != "custom" || code != expected_code {
             failures.push(format!(
                 "{}: expected {expected}, got {status} [{engine}] exit {code}\n{out}{err}",
