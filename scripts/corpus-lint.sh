@@ -40,10 +40,7 @@ from pathlib import Path
 
 here, corpus, binary = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 update = "--update" in sys.argv[4:]
-sys.path.insert(0, str(corpus / "tools"))
-sys.path.insert(0, str(corpus))
-import corpus as builder  # the corpus's own assembly code
-
+print(f"corpus-lint: {binary} on {corpus / 'rendered'}")
 expect_dir = here / "fixtures" / "corpus-lint"
 failed = []
 streams = sorted((corpus / "rendered").glob("*.yaml"))
@@ -60,6 +57,9 @@ if orphans:
     for name in orphans:
         (expect_dir / name).unlink()
         print(f"removed {name}")
+sys.path.insert(0, str(corpus / "tools"))
+sys.path.insert(0, str(corpus))
+import corpus as builder  # the corpus's own assembly code
 plan = json.loads((corpus / "charts" / "plan.json").read_text())
 flags = {}
 for line in (corpus / "manifest.tsv").read_text().splitlines()[1:]:
