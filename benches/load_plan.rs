@@ -8,12 +8,14 @@
 //! 2. times load + plan on the largest corpus chart and on the ~50 MB stream written by
 //!    `make_big.py`, with 1 and 2 threads, each in a fresh child process so that peak RSS
 //!    (`VmHWM`) is the workload's own.
+//! 3. times the planner alone on 100k groups in a chain and on that chain closed into a cycle.
 //!
 //! `-- --check` runs only the corpus check (what CI runs). A missing, unreadable or empty
 //! corpus is a failure, never a check that passes with nothing checked.
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -169,6 +171,69 @@ fn report(name: &str, path: &Path, repeat: usize) {
     }
 }
 
+/// One `ConfigMap` per group, `g{i}` depending on `head` for i = 0 and on `g{i-1}` after.
+fn chain_stream(groups: usize, head: &str) -> String {
+    let mut out = String::new();
+    for i in 0..groups {
+        let dep = if i == 0 {
+            head.to_owned()
+        } else {
+            format!("\"g{}\"", i - 1)
+        };
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            "---\n# Source: c/templates/c{i}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n  annotations:\n    helm.sh/resource-group: g{i}\n    helm.sh/depends-on/resource-groups: '[{dep}]'\n"
+        );
+    }
+    out
+}
+
+/// The planner alone (the model is loaded first, untimed) on 100k groups in a chain, and on
+/// the same chain closed into a cycle, which must be reported as its path: best of 3.
+fn planner_chain() {
+    const GROUPS: usize = 100_000;
+    let dir = std::env::temp_dir();
+    for (name, head) in [
+        ("chain", String::new()),
+        ("cycle", format!("\"g{}\"", GROUPS - 1)),
+    ] {
+        let path = dir.join(format!("chartseq-bench-{name}.yaml"));
+        if std::fs::write(&path, chain_stream(GROUPS, &head)).is_err() {
+            println!(
+                "skipped the planner {name}: cannot write {}",
+                path.display()
+            );
+            continue;
+        }
+        let Ok(model) = model::load(&input(&path)) else {
+            println!("skipped the planner {name}: the stream does not load");
+            continue;
+        };
+        let mut best = f64::MAX;
+        let mut outcome = String::new();
+        for _ in 0..3 {
+            let started = Instant::now();
+            let (plan, issues) = plan::analyze(&model);
+            best = best.min(started.elapsed().as_secs_f64());
+            outcome = match issues.first() {
+                Some(plan::PlanIssue::GroupCycle { path, .. }) => {
+                    format!("a cycle of {} groups", path.len() - 1)
+                }
+                Some(other) => format!("unexpected {other:?}"),
+                None => format!(
+                    "{} batches",
+                    plan.levels
+                        .iter()
+                        .map(|l| l.group_batches.len())
+                        .sum::<usize>()
+                ),
+            };
+        }
+        println!("planner only, {GROUPS} groups ({name}): {best:.3} s, {outcome}");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--child") {
@@ -226,6 +291,7 @@ fn main() {
     if args.iter().any(|a| a == "--check") {
         return;
     }
+    planner_chain();
     if let Some((_, file)) = &largest {
         report(
             &format!("largest corpus chart ({})", file.display()),

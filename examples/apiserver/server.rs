@@ -94,6 +94,45 @@ pub struct LogEntry {
     pub dry_run: bool,
 }
 
+/// One request as it arrived, for tests to check what a client asked and in which order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestEntry {
+    /// `GET`, `PATCH`, `DELETE`, ...
+    pub method: String,
+    pub path: String,
+    pub query: BTreeMap<String, String>,
+    /// `GET` of a collection with `watch=true`.
+    pub watch: bool,
+    /// The resource type's kind, when the path names one.
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    /// The object's name, when the path names one.
+    pub name: Option<String>,
+    /// The response's status code (0 until it is answered).
+    pub status: u16,
+    /// For a watch: the resourceVersion of the last event it delivered.
+    pub last_event_rv: Option<u64>,
+    /// How many requests had been answered when this one arrived.
+    pub answered_before: u64,
+    /// This request's place among the answers (1 for the first answered), once answered.
+    pub answer: Option<u64>,
+}
+
+impl RequestEntry {
+    /// `Kind/name`, as the tests compare them.
+    pub fn object(&self) -> String {
+        format!(
+            "{}/{}",
+            self.kind.as_deref().unwrap_or_default(),
+            self.name.as_deref().unwrap_or_default()
+        )
+    }
+
+    pub fn dry_run(&self) -> bool {
+        self.query.get("dryRun").is_some_and(|v| v == "All")
+    }
+}
+
 /// Counters for the benchmark.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Counters {
@@ -110,6 +149,9 @@ struct State {
     rv: u64,
     history: Vec<Arc<Event>>,
     log: Vec<LogEntry>,
+    requests: Vec<RequestEntry>,
+    /// Requests answered so far.
+    answered: u64,
     counters: Counters,
     rng: u64,
 }
@@ -132,6 +174,8 @@ impl Server {
                 rv: 1,
                 history: Vec::new(),
                 log: Vec::new(),
+                requests: Vec::new(),
+                answered: 0,
                 counters: Counters::default(),
                 rng: scenario.faults.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
             }),
@@ -157,6 +201,42 @@ impl Server {
     /// Every write seen so far.
     pub fn log(&self) -> Vec<LogEntry> {
         self.lock().log.clone()
+    }
+
+    /// Every change so far (what watches see), oldest first.
+    pub fn events(&self) -> Vec<Arc<Event>> {
+        self.lock().history.clone()
+    }
+
+    /// Every request so far, in the order they arrived.
+    pub fn requests(&self) -> Vec<RequestEntry> {
+        self.lock().requests.clone()
+    }
+
+    /// Notes a request's arrival; its index in [`Server::requests`].
+    fn arrived(&self, method: &Method, path: &str, query: &BTreeMap<String, String>) -> usize {
+        let mut st = self.lock();
+        let answered_before = st.answered;
+        st.requests.push(RequestEntry {
+            method: method.to_string(),
+            path: path.to_owned(),
+            query: query.clone(),
+            watch: false,
+            kind: None,
+            namespace: None,
+            name: None,
+            status: 0,
+            last_event_rv: None,
+            answered_before,
+            answer: None,
+        });
+        st.requests.len() - 1
+    }
+
+    fn update_request(&self, seq: usize, f: impl FnOnce(&mut RequestEntry)) {
+        if let Some(entry) = self.lock().requests.get_mut(seq) {
+            f(entry);
+        }
     }
 
     pub fn counters(&self) -> Counters {
@@ -382,11 +462,33 @@ async fn handle(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
 
 async fn route(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
     let q = query(&req);
+    let path = req.uri().path().trim_end_matches('/').to_owned();
+    let seq = server.arrived(req.method(), &path, &q);
+    let response = answer(&server, req, q, path, seq).await;
+    let status = response.status().as_u16();
+    let mut st = server.lock();
+    st.answered += 1;
+    let answer = st.answered;
+    if let Some(e) = st.requests.get_mut(seq) {
+        e.status = status;
+        e.answer = Some(answer);
+    }
+    drop(st);
+    response
+}
+
+async fn answer(
+    server: &Arc<Server>,
+    req: Request<Incoming>,
+    q: BTreeMap<String, String>,
+    path: String,
+    seq: usize,
+) -> Response<Body> {
+    let server = server.clone();
     let watching = matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
     if let Some(fault) = faults::before(&server, watching).await {
         return fault;
     }
-    let path = req.uri().path().trim_end_matches('/').to_owned();
     let segments: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
@@ -407,6 +509,12 @@ async fn route(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
         );
     };
     let method = req.method().clone();
+    server.update_request(seq, |e| {
+        e.watch = watching && method == Method::GET && target.name.is_none();
+        e.kind = Some(target.ty.kind.clone());
+        e.namespace.clone_from(&target.namespace);
+        e.name.clone_from(&target.name);
+    });
     let content_type = req
         .headers()
         .get("content-type")
@@ -421,8 +529,17 @@ async fn route(server: Arc<Server>, req: Request<Incoming>) -> Response<Body> {
         Ok(b) => b,
         Err(refused) => return refused,
     };
+    if method == Method::POST && target.name.is_none() {
+        // A create names its object in the body.
+        if let Some(name) = codec::parse_body(&body)
+            .ok()
+            .and_then(|v| v["metadata"]["name"].as_str().map(str::to_owned))
+        {
+            server.update_request(seq, |e| e.name = Some(name));
+        }
+    }
     match (method, &target.name) {
-        (Method::GET, None) if watching => watch(&server, &target, &q),
+        (Method::GET, None) if watching => watch(&server, &target, &q, seq),
         (Method::GET, None) => list(&server, &target, &q),
         (Method::GET, Some(name)) => get(&server, &target, name),
         (Method::PATCH, Some(name)) => patch(&server, &target, name, &content_type, &body, &q),

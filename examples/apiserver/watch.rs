@@ -40,6 +40,7 @@ pub(super) fn watch(
     server: &Arc<Server>,
     t: &Target,
     q: &BTreeMap<String, String>,
+    seq: usize,
 ) -> Response<Body> {
     let sel = match Selector::from_query(q) {
         Ok(sel) => sel,
@@ -77,22 +78,25 @@ pub(super) fn watch(
                     if in_scope(t, &e.group, &e.plural, e.namespace.as_deref())
                         && sel.matches(&e.object)
                     {
-                        backlog.push(json!({"type": e.kind, "object": e.object}));
+                        backlog.push((Some(e.rv), json!({"type": e.kind, "object": e.object})));
                     }
                 }
             }
             None => {
                 for ((g, p, ns, _), s) in &st.objects {
                     if in_scope(t, g, p, ns.as_deref()) && sel.matches(&s.object) {
-                        backlog.push(json!({"type": "ADDED", "object": s.object}));
+                        backlog.push((
+                            object_rv(&s.object),
+                            json!({"type": "ADDED", "object": s.object}),
+                        ));
                     }
                 }
             }
         }
         // A streaming list (client-go's WatchList) ends its initial events with this bookmark.
         if q.get("sendInitialEvents").is_some_and(|v| v == "true") {
-            backlog.push(json!({"type": "BOOKMARK", "object": {"kind": t.ty.kind, "apiVersion": t.ty.api_version(),
-                "metadata": {"resourceVersion": st.rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}}}));
+            backlog.push((None, json!({"type": "BOOKMARK", "object": {"kind": t.ty.kind, "apiVersion": t.ty.api_version(),
+                "metadata": {"resourceVersion": st.rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}}})));
         }
     }
     let drop_after = server
@@ -110,11 +114,15 @@ pub(super) fn watch(
         name: None,
         subresource: None,
     };
+    let server = server.clone();
     tokio::spawn(async move {
         let deadline = limit.map(|l| tokio::time::Instant::now() + l);
-        for e in backlog {
+        for (rv, e) in backlog {
             if tx.send(Bytes::from(format!("{e}\n"))).await.is_err() {
                 return;
+            }
+            if let Some(rv) = rv {
+                server.update_request(seq, |r| r.last_event_rv = Some(rv));
             }
         }
         loop {
@@ -137,6 +145,7 @@ pub(super) fn watch(
                         if tx.send(Bytes::from(format!("{line}\n"))).await.is_err() {
                             return;
                         }
+                        server.update_request(seq, |r| r.last_event_rv = Some(e.rv));
                     }
                 }
                 Some(Err(broadcast::error::RecvError::Lagged(_))) => return,
@@ -150,4 +159,9 @@ pub(super) fn watch(
         .header("transfer-encoding", "chunked")
         .body(ChanBody(rx).boxed_unsync())
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()).boxed_unsync()))
+}
+
+/// An object's resourceVersion as a number.
+fn object_rv(object: &serde_json::Value) -> Option<u64> {
+    object["metadata"]["resourceVersion"].as_str()?.parse().ok()
 }

@@ -1,7 +1,8 @@
 //! Running a release: install/upgrade, uninstall and rollback over a [`Record`].
 //!
 //! Release order (SPEC §2): CRDs (wait Established) → pre hooks by weight, name, kind → the plan
-//! → post hooks; an upgrade then prunes what left the chart, in reverse recorded order. The
+//! → pruning of what left the chart, in reverse recorded order (as Helm, before the post hooks)
+//! → post hooks. Deletions go out one at a time in exactly the order given. The
 //! plan runs as a DAG (SPEC §2's deliberate divergence): each step starts as soon as its own
 //! prerequisites (`Step::after`) are ready. Inside a step, resources go out in Helm's kind
 //! order, the resources of one kind concurrently.
@@ -748,50 +749,35 @@ impl Runner {
         if self.settings.dry_run {
             return Ok(Duration::ZERO);
         }
-        // Then delete in the order given (reverse kind order), the objects of a kind at once,
-        // each only if it is still the very object judged (its uid).
+        // Then delete one at a time in exactly the order given (uninstall: the reverse of
+        // install, inside a step too), each only if it is still the very object judged (its
+        // uid). The requests are cheap; the waiting comes after, for all of them at once.
         let mut targets = Vec::new();
-        let mut rest = &doomed[..];
-        while let Some(first) = rest.first() {
-            let rank = install_rank(&record.items[first.0].kind);
-            let same = rest
-                .iter()
-                .take_while(|d| install_rank(&record.items[d.0].kind) == rank)
-                .count();
-            let (batch, tail) = rest.split_at(same);
-            rest = tail;
-            let mut deletes = Vec::with_capacity(batch.len());
-            for (i, kind, ns, uid) in batch {
-                deletes.push(self.cluster.delete(
+        for (i, kind, ns, uid) in doomed {
+            let item = &record.items[i];
+            match self
+                .cluster
+                .delete(&kind, ns.as_deref(), &item.name, uid.as_deref())
+                .await
+            {
+                Ok(true) => targets.push(Target {
                     kind,
-                    ns.as_deref(),
-                    &record.items[*i].name,
-                    uid.as_deref(),
-                ));
-            }
-            let results = futures_util::future::join_all(deletes).await;
-            for ((i, kind, ns, _), result) in batch.iter().zip(results) {
-                let item = &record.items[*i];
-                match result {
-                    Ok(true) => targets.push(Target {
-                        kind: kind.clone(),
-                        namespace: ns.clone(),
-                        name: item.name.clone(),
-                        readiness: None,
-                        goal: Goal::Gone,
-                    }),
-                    Ok(false) => {}
-                    // Replaced by someone else since it was judged: not the object we own.
-                    Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
-                        resource: item.label(),
-                        owner: format!("replaced while being deleted ({error})"),
-                    }),
-                    Err(error) => {
-                        return Err(RunError::Cluster {
-                            resource: Some(item.label()),
-                            error,
-                        });
-                    }
+                    namespace: ns,
+                    name: item.name.clone(),
+                    readiness: None,
+                    goal: Goal::Gone,
+                }),
+                Ok(false) => {}
+                // Replaced by someone else since it was judged: not the object we own.
+                Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
+                    resource: item.label(),
+                    owner: format!("replaced while being deleted ({error})"),
+                }),
+                Err(error) => {
+                    return Err(RunError::Cluster {
+                        resource: Some(item.label()),
+                        error,
+                    });
                 }
             }
         }
@@ -812,7 +798,8 @@ impl Runner {
             })
     }
 
-    /// Deletes steps one by one in exact reverse order, each waited gone (see
+    /// Deletes steps one by one in the order given (from [`reverse_steps`]: the exact reverse
+    /// of install), the resources of each in the order given, each step waited gone (see
     /// [`Runner::delete_and_wait`] for what is left in place).
     pub async fn delete_steps(
         &self,
@@ -829,10 +816,7 @@ impl Runner {
                 verb: "delete",
             });
             let started = Instant::now();
-            // Reverse kind order inside the step too (Helm's uninstall order).
-            let mut reversed = indexes.clone();
-            reversed.reverse();
-            let result = self.delete_and_wait(record, &reversed, label, true).await;
+            let result = self.delete_and_wait(record, indexes, label, true).await;
             match result {
                 Ok(waited) => self.emit(Event::Finished {
                     step: label.clone(),
@@ -859,8 +843,10 @@ impl Runner {
     }
 }
 
-/// The uninstall order of a record: plan steps reversed, then hooks, then nothing of `crds/`
-/// (Helm never deletes CRDs). Restricted to `keep` when given.
+/// The uninstall order of a record, the exact reverse of install (SPEC §2): plan steps
+/// reversed and the resources inside each step reversed (reverse kind order, reverse input
+/// order), then the hooks in reverse, and nothing of `crds/` (Helm never deletes CRDs).
+/// Restricted to `keep` when given.
 #[must_use]
 pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(String, Vec<usize>)> {
     let wanted = |i: &usize| keep.is_none_or(|k| k.contains(i));
@@ -871,7 +857,7 @@ pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(St
         .map(|s| {
             (
                 s.label.clone(),
-                s.resources.iter().copied().filter(wanted).collect(),
+                s.resources.iter().rev().copied().filter(wanted).collect(),
             )
         })
         .collect();
@@ -954,8 +940,19 @@ mod tests {
             vec![3],
         );
         let steps = reverse_steps(&r, None);
-        let labels: Vec<&str> = steps.iter().map(|(l, _)| l.as_str()).collect();
-        assert_eq!(labels, ["s1", "s0", "hooks"]);
+        assert_eq!(
+            steps,
+            [
+                ("s1".to_owned(), vec![2, 1]),
+                ("s0".to_owned(), vec![0]),
+                ("hooks".to_owned(), vec![3]),
+            ]
+        );
+        // Helm never deletes CRDs from `crds/`: they are in no uninstall step.
+        let mut with_crd = r.clone();
+        with_crd.items.push(item("CustomResourceDefinition", "w"));
+        with_crd.crds = vec![4];
+        assert_eq!(reverse_steps(&with_crd, None), steps);
         let only: BTreeSet<usize> = [2].into();
         assert_eq!(
             reverse_steps(&r, Some(&only)),

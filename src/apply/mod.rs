@@ -251,7 +251,9 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     }
 }
 
-/// Runs a revision, then prunes what the `previous` revisions had and it does not.
+/// Runs a revision and prunes what the `previous` revisions had and it does not. Helm's
+/// order (`upgrade.go`, `rollback.go`): pre hooks, the new objects, deletion of the removed
+/// ones, then the post hooks; so a post hook sees the release exactly as it now is.
 async fn run_release(
     runner: &Arc<Runner>,
     record: &Arc<Record>,
@@ -262,7 +264,13 @@ async fn run_release(
     runner.crds(record).await?;
     runner.hooks(record, pre).await?;
     runner.plan(record).await?;
-    runner.hooks(record, post).await?;
+    prune(runner, record, previous).await?;
+    runner.hooks(record, post).await
+}
+
+/// Deletes what `previous` revisions (newest first) had and `record` has not, each in the
+/// reverse of its recorded plan.
+async fn prune(runner: &Runner, record: &Record, previous: &[&Record]) -> Result<(), RunError> {
     for prev in previous {
         let gone = deploy::removed(prev, record);
         let steps = deploy::reverse_steps(prev, Some(&gone));

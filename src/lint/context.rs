@@ -6,6 +6,7 @@ use std::cell::OnceCell;
 use super::Settings;
 use crate::model::annotations::Spanned;
 use crate::model::{Content, DocId, Model, Resource};
+use crate::plan::graph::StepGraph;
 use crate::plan::{self, Plan, PlanIssue};
 
 /// Read-only input of the rules.
@@ -15,7 +16,7 @@ pub struct Context<'m> {
     pub plan: Plan,
     pub issues: Vec<PlanIssue>,
     step_of: OnceCell<Vec<Option<usize>>>,
-    ancestors: OnceCell<Vec<Vec<u64>>>,
+    steps: OnceCell<StepGraph>,
 }
 
 impl<'m> Context<'m> {
@@ -28,7 +29,7 @@ impl<'m> Context<'m> {
             plan,
             issues,
             step_of: OnceCell::new(),
-            ancestors: OnceCell::new(),
+            steps: OnceCell::new(),
         }
     }
 
@@ -61,28 +62,9 @@ impl<'m> Context<'m> {
     /// Whether step `earlier` is complete (ready) before step `later` starts.
     #[must_use]
     pub fn step_before(&self, earlier: usize, later: usize) -> bool {
-        let ancestors = self.ancestors.get_or_init(|| {
-            let n = self.plan.steps.len();
-            let words = n.div_ceil(64);
-            let mut sets: Vec<Vec<u64>> = Vec::with_capacity(n);
-            for step in &self.plan.steps {
-                let mut set = vec![0u64; words];
-                // Steps only name earlier steps as prerequisites, so one pass suffices.
-                for &a in &step.after {
-                    if a < sets.len() {
-                        set[a / 64] |= 1 << (a % 64);
-                        for (w, word) in sets[a].iter().enumerate() {
-                            set[w] |= word;
-                        }
-                    }
-                }
-                sets.push(set);
-            }
-            sets
-        });
-        ancestors
-            .get(later)
-            .is_some_and(|set| set[earlier / 64] & (1 << (earlier % 64)) != 0)
+        self.steps
+            .get_or_init(|| StepGraph::new(&self.plan.steps))
+            .before(earlier, later)
     }
 
     /// Groups (chart level, name) that some resource of the same level depends on.

@@ -15,7 +15,10 @@ use crate::model::annotations::{ListError, NameList, Spanned};
 use crate::model::kinds::install_rank;
 use crate::model::{ChartId, Content, DocId, Model, Placement, ResourceId};
 use crate::source::Loc;
-use graph::Deps;
+use graph::DepGraph;
+
+/// Subcharts with the subcharts each waits for (effective names).
+type Deps = BTreeMap<String, Vec<String>>;
 
 /// One chart level's slice of the plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,25 +343,29 @@ impl Planner<'_> {
         if let Some(list) = &info.depends_on_subcharts {
             self.resolve_refs(chart, list);
         }
-        match graph::kahn_batches(&deps) {
+        // Each edge is labelled with the first `depends-on` list of the dependent subchart.
+        let mut declared_at: BTreeMap<&str, Loc> = BTreeMap::new();
+        for (name, list) in &info.dependency_depends_on {
+            declared_at.entry(name.as_str()).or_insert(list.loc);
+        }
+        let whole_file = Loc {
+            file: info.meta.file,
+            span: info.meta.node.span,
+        };
+        let mut graph = DepGraph::new(deps.keys().cloned());
+        for (name, targets) in &deps {
+            let loc = declared_at
+                .get(name.as_str())
+                .copied()
+                .unwrap_or(whole_file);
+            for target in targets {
+                graph.depend(name, target, loc);
+            }
+        }
+        match graph.batches() {
             Ok(batches) => (batches, undeclared, deps),
             Err(cycles) => {
-                for path in cycles {
-                    let edges = path
-                        .windows(2)
-                        .map(|w| {
-                            info.dependency_depends_on
-                                .iter()
-                                .find(|(n, _)| *n == w[0])
-                                .map_or(
-                                    Loc {
-                                        file: info.meta.file,
-                                        span: info.meta.node.span,
-                                    },
-                                    |(_, s)| s.loc,
-                                )
-                        })
-                        .collect();
+                for graph::Cycle { path, edges } in cycles {
                     self.issues
                         .push(PlanIssue::SubchartCycle { chart, path, edges });
                 }
@@ -597,18 +604,18 @@ impl Planner<'_> {
             }
         }
 
-        let deps: Deps = groups
-            .iter()
-            .map(|(n, g)| (n.clone(), g.deps.clone()))
-            .collect();
-        let batches = match graph::kahn_batches(&deps) {
+        // Every prerequisite left is a group of the level (the demotions above removed the
+        // rest); each edge is labelled where its first resource declares it.
+        let mut graph = DepGraph::new(groups.keys().cloned());
+        for (name, g) in &groups {
+            for (dep, loc) in &g.dep_locs {
+                graph.depend(name, dep, *loc);
+            }
+        }
+        let batches = match graph.batches() {
             Ok(batches) => batches,
             Err(cycles) => {
-                for path in cycles {
-                    let edges = path
-                        .windows(2)
-                        .map(|w| groups[&w[0]].dep_locs[&w[1]])
-                        .collect();
+                for graph::Cycle { path, edges } in cycles {
                     self.issues
                         .push(PlanIssue::GroupCycle { chart, path, edges });
                 }

@@ -137,10 +137,10 @@ pub fn compute(object: &Value, options: KstatusOptions, now: SystemTime) -> Verd
         }
     }
     let (status, reason) = match (group(object), kind) {
-        ("apps" | "extensions", "Deployment") => deployment(object),
-        ("apps", "StatefulSet") => statefulset(object),
-        ("apps" | "extensions", "DaemonSet") => daemonset(object),
-        ("apps" | "extensions", "ReplicaSet") => replicaset(object),
+        ("apps" | "extensions", "Deployment") => replicated(object, &DEPLOYMENT),
+        ("apps", "StatefulSet") => replicated(object, &STATEFULSET),
+        ("apps" | "extensions", "DaemonSet") => replicated(object, &DAEMONSET),
+        ("apps" | "extensions", "ReplicaSet") => replicated(object, &REPLICASET),
         ("", "Pod") if options.hook => hook_pod(object),
         ("", "Pod") => pod(object, now),
         ("batch", "Job") if options.wait_for_jobs || options.hook => job_complete(object),
@@ -166,189 +166,262 @@ fn in_progress(reason: impl Into<String>) -> Outcome {
     (Status::InProgress, reason.into())
 }
 
-fn deployment(o: &Value) -> Outcome {
+/// A count from an object's spec or status, read as kstatus' `GetIntField` does: an integer
+/// at the path, else the default.
+#[derive(Clone, Copy)]
+struct Count(&'static [&'static str], i64);
+
+impl Count {
+    fn read(self, o: &Value) -> i64 {
+        int(o, self.0, self.1)
+    }
+}
+
+const SPEC_REPLICAS: Count = Count(&["spec", "replicas"], 1);
+const REPLICAS: Count = Count(&["status", "replicas"], 0);
+const UPDATED: Count = Count(&["status", "updatedReplicas"], 0);
+const READY: Count = Count(&["status", "readyReplicas"], 0);
+const AVAILABLE: Count = Count(&["status", "availableReplicas"], 0);
+const CURRENT: Count = Count(&["status", "currentReplicas"], 0);
+const LABELLED: Count = Count(&["status", "fullyLabeledReplicas"], 0);
+const DESIRED: Count = Count(&["status", "desiredNumberScheduled"], -1);
+const SCHEDULED: Count = Count(&["status", "currentNumberScheduled"], 0);
+const UPDATED_SCHEDULED: Count = Count(&["status", "updatedNumberScheduled"], 0);
+const NUMBER_AVAILABLE: Count = Count(&["status", "numberAvailable"], 0);
+const NUMBER_READY: Count = Count(&["status", "numberReady"], 0);
+
+/// What a replica comparison says while it holds.
+#[derive(Clone, Copy)]
+enum Says {
+    /// `"{lesser} of {greater} {noun}"`: not all there yet.
+    Of(&'static str),
+    /// `"{greater - lesser} {noun}"`: too many still there.
+    Surplus(&'static str),
+}
+
+impl Says {
+    fn text(self, greater: i64, lesser: i64) -> String {
+        match self {
+            Says::Of(noun) => format!("{lesser} of {greater} {noun}"),
+            Says::Surplus(noun) => format!("{} {noun}", greater - lesser),
+        }
+    }
+}
+
+/// One kstatus replica comparison: while `greater > lesser`, the object is in progress.
+#[derive(Clone, Copy)]
+struct Gate {
+    greater: Count,
+    lesser: Count,
+    says: Says,
+}
+
+const fn gate(greater: Count, lesser: Count, says: Says) -> Gate {
+    Gate {
+        greater,
+        lesser,
+        says,
+    }
+}
+
+/// The first comparison that holds, as an in-progress outcome.
+fn first_unmet(o: &Value, gates: &[Gate]) -> Option<Outcome> {
+    gates.iter().find_map(|g| {
+        let (greater, lesser) = (g.greater.read(o), g.lesser.read(o));
+        (greater > lesser).then(|| in_progress(g.says.text(greater, lesser)))
+    })
+}
+
+/// kstatus' rules for one replicated workload kind: what it checks before the counts, the
+/// counts compared in kstatus' order, what it checks after them, and how a ready object is
+/// described (`"{have} of {want} {noun}"`).
+type Check = fn(&Value) -> Option<Outcome>;
+
+struct Workload {
+    before: Check,
+    gates: &'static [Gate],
+    after: Option<Check>,
+    ready: (Count, Count, &'static str),
+}
+
+/// Judges a replicated workload by its table row.
+fn replicated(o: &Value, w: &Workload) -> Outcome {
+    if let Some(outcome) = (w.before)(o).or_else(|| first_unmet(o, w.gates)) {
+        return outcome;
+    }
+    if let Some(outcome) = w.after.and_then(|after| after(o)) {
+        return outcome;
+    }
+    let (have, want, noun) = w.ready;
+    (
+        Status::Ready,
+        format!("{} of {} {noun}", have.read(o), want.read(o)),
+    )
+}
+
+const DEPLOYMENT: Workload = Workload {
+    before: deployment_deadline,
+    gates: &[
+        gate(SPEC_REPLICAS, REPLICAS, Says::Of("replicas created")),
+        gate(SPEC_REPLICAS, UPDATED, Says::Of("replicas updated")),
+        gate(
+            REPLICAS,
+            SPEC_REPLICAS,
+            Says::Surplus("old replicas pending termination"),
+        ),
+        gate(UPDATED, AVAILABLE, Says::Of("replicas available")),
+        gate(SPEC_REPLICAS, READY, Says::Of("replicas ready")),
+    ],
+    after: Some(deployment_conditions),
+    ready: (REPLICAS, SPEC_REPLICAS, "replicas available"),
+};
+
+const STATEFULSET: Workload = Workload {
+    before: statefulset_on_delete,
+    gates: &[
+        gate(SPEC_REPLICAS, REPLICAS, Says::Of("replicas created")),
+        gate(SPEC_REPLICAS, READY, Says::Of("replicas ready")),
+        gate(
+            REPLICAS,
+            SPEC_REPLICAS,
+            Says::Surplus("old replicas pending termination"),
+        ),
+    ],
+    after: Some(statefulset_rollout),
+    ready: (READY, SPEC_REPLICAS, "replicas ready"),
+};
+
+const DAEMONSET: Workload = Workload {
+    before: daemonset_unobserved,
+    gates: &[
+        gate(DESIRED, SCHEDULED, Says::Of("pods scheduled")),
+        gate(DESIRED, UPDATED_SCHEDULED, Says::Of("pods updated")),
+        gate(DESIRED, NUMBER_AVAILABLE, Says::Of("pods available")),
+        gate(DESIRED, NUMBER_READY, Says::Of("pods ready")),
+    ],
+    after: None,
+    ready: (NUMBER_READY, DESIRED, "pods ready"),
+};
+
+const REPLICASET: Workload = Workload {
+    before: replicaset_failure,
+    gates: &[
+        gate(SPEC_REPLICAS, LABELLED, Says::Of("replicas fully labelled")),
+        gate(SPEC_REPLICAS, AVAILABLE, Says::Of("replicas available")),
+        gate(SPEC_REPLICAS, READY, Says::Of("replicas ready")),
+        gate(
+            REPLICAS,
+            SPEC_REPLICAS,
+            Says::Surplus("extra replicas pending termination"),
+        ),
+    ],
+    after: None,
+    ready: (AVAILABLE, SPEC_REPLICAS, "replicas available"),
+};
+
+fn deployment_deadline(o: &Value) -> Option<Outcome> {
+    let c = conditions(o)
+        .into_iter()
+        .find(|c| c.kind == "Progressing" && c.reason == "ProgressDeadlineExceeded")?;
+    let why = explain(&c, "ProgressDeadlineExceeded");
+    Some((
+        Status::Failed,
+        format!("progress deadline exceeded ({why})"),
+    ))
+}
+
+fn deployment_conditions(o: &Value) -> Option<Outcome> {
     let mut progressing = path(o, &["spec", "progressDeadlineSeconds"])
         .and_then(Value::as_i64)
         .is_none_or(|d| d == i64::from(i32::MAX));
     let mut available = false;
     for c in conditions(o) {
         match c.kind {
-            "Progressing" => {
-                if c.reason == "ProgressDeadlineExceeded" {
-                    let why = explain(&c, "ProgressDeadlineExceeded");
-                    return (
-                        Status::Failed,
-                        format!("progress deadline exceeded ({why})"),
-                    );
-                }
-                if c.status == "True" && c.reason == "NewReplicaSetAvailable" {
-                    progressing = true;
-                }
+            "Progressing" if c.status == "True" && c.reason == "NewReplicaSetAvailable" => {
+                progressing = true;
             }
             "Available" if c.status == "True" => available = true,
             _ => {}
         }
     }
-    let spec = int(o, &["spec", "replicas"], 1);
-    let replicas = int(o, &["status", "replicas"], 0);
-    let updated = int(o, &["status", "updatedReplicas"], 0);
-    let ready = int(o, &["status", "readyReplicas"], 0);
-    let avail = int(o, &["status", "availableReplicas"], 0);
-    if spec > replicas {
-        return in_progress(format!("{replicas} of {spec} replicas created"));
-    }
-    if spec > updated {
-        return in_progress(format!("{updated} of {spec} replicas updated"));
-    }
-    if replicas > spec {
-        return in_progress(format!(
-            "{} old replicas pending termination",
-            replicas - spec
+    if !progressing {
+        return Some(in_progress(
+            "new ReplicaSet not yet available (Progressing is not NewReplicaSetAvailable)",
         ));
     }
-    if updated > avail {
-        return in_progress(format!("{avail} of {updated} replicas available"));
-    }
-    if spec > ready {
-        return in_progress(format!("{ready} of {spec} replicas ready"));
-    }
-    if !progressing {
-        return in_progress(
-            "new ReplicaSet not yet available (Progressing is not NewReplicaSetAvailable)",
-        );
-    }
-    if !available {
-        return in_progress("Available condition is not True");
-    }
-    (
-        Status::Ready,
-        format!("{replicas} of {spec} replicas available"),
-    )
+    (!available).then(|| in_progress("Available condition is not True"))
 }
 
-fn statefulset(o: &Value) -> Outcome {
-    if string(o, &["spec", "updateStrategy", "type"]) == Some("OnDelete") {
-        return (
+fn statefulset_on_delete(o: &Value) -> Option<Outcome> {
+    (string(o, &["spec", "updateStrategy", "type"]) == Some("OnDelete")).then(|| {
+        (
             Status::Ready,
             "uses the OnDelete update strategy (counted ready at once)".to_owned(),
-        );
-    }
-    let spec = int(o, &["spec", "replicas"], 1);
-    let ready = int(o, &["status", "readyReplicas"], 0);
-    let current = int(o, &["status", "currentReplicas"], 0);
-    let updated = int(o, &["status", "updatedReplicas"], 0);
-    let replicas = int(o, &["status", "replicas"], 0);
+        )
+    })
+}
+
+fn statefulset_rollout(o: &Value) -> Option<Outcome> {
+    let spec = SPEC_REPLICAS.read(o);
     let partition = int(
         o,
         &["spec", "updateStrategy", "rollingUpdate", "partition"],
         -1,
     );
-    if spec > replicas {
-        return in_progress(format!("{replicas} of {spec} replicas created"));
-    }
-    if spec > ready {
-        return in_progress(format!("{ready} of {spec} replicas ready"));
-    }
-    if replicas > spec {
-        return in_progress(format!(
-            "{} old replicas pending termination",
-            replicas - spec
-        ));
-    }
     if partition != -1 {
+        let updated = UPDATED.read(o);
         let want = spec - partition;
         if updated < want {
-            return in_progress(format!(
+            return Some(in_progress(format!(
                 "{updated} of {want} replicas updated (partition {partition})"
-            ));
+            )));
         }
-        return (
+        return Some((
             Status::Ready,
             format!("partitioned rollout complete ({updated} updated)"),
-        );
-    }
-    if spec > current {
-        return in_progress(format!(
-            "{current} of {spec} replicas at the current revision"
         ));
+    }
+    if let Some(outcome) = first_unmet(o, STATEFULSET_REVISION) {
+        return Some(outcome);
     }
     let current_rev = string(o, &["status", "currentRevision"]).unwrap_or("");
     let update_rev = string(o, &["status", "updateRevision"]).unwrap_or("");
-    if current_rev != update_rev {
-        return in_progress(format!(
+    (current_rev != update_rev).then(|| {
+        in_progress(format!(
             "waiting for revision {update_rev} to replace {current_rev}"
-        ));
-    }
-    (Status::Ready, format!("{ready} of {spec} replicas ready"))
+        ))
+    })
 }
 
-fn daemonset(o: &Value) -> Outcome {
+/// After a rollout that is not partitioned: every replica at the current revision.
+const STATEFULSET_REVISION: &[Gate] = &[gate(
+    SPEC_REPLICAS,
+    CURRENT,
+    Says::Of("replicas at the current revision"),
+)];
+
+fn daemonset_unobserved(o: &Value) -> Option<Outcome> {
     if path(o, &["metadata", "generation"])
         .and_then(Value::as_i64)
         .is_none()
     {
-        return in_progress("metadata.generation not set yet");
+        return Some(in_progress("metadata.generation not set yet"));
     }
     if path(o, &["status", "observedGeneration"])
         .and_then(Value::as_i64)
         .is_none()
     {
-        return in_progress("status.observedGeneration not set yet");
+        return Some(in_progress("status.observedGeneration not set yet"));
     }
-    let desired = int(o, &["status", "desiredNumberScheduled"], -1);
-    let current = int(o, &["status", "currentNumberScheduled"], 0);
-    let updated = int(o, &["status", "updatedNumberScheduled"], 0);
-    let available = int(o, &["status", "numberAvailable"], 0);
-    let ready = int(o, &["status", "numberReady"], 0);
-    if desired == -1 {
-        return in_progress("status.desiredNumberScheduled not set yet");
-    }
-    if desired > current {
-        return in_progress(format!("{current} of {desired} pods scheduled"));
-    }
-    if desired > updated {
-        return in_progress(format!("{updated} of {desired} pods updated"));
-    }
-    if desired > available {
-        return in_progress(format!("{available} of {desired} pods available"));
-    }
-    if desired > ready {
-        return in_progress(format!("{ready} of {desired} pods ready"));
-    }
-    (Status::Ready, format!("{ready} of {desired} pods ready"))
+    (DESIRED.read(o) == -1).then(|| in_progress("status.desiredNumberScheduled not set yet"))
 }
 
-fn replicaset(o: &Value) -> Outcome {
-    for c in conditions(o) {
-        if c.kind == "ReplicaFailure" && c.status == "True" {
-            let why = explain(&c, "check its pods");
-            return in_progress(format!("ReplicaFailure ({why})"));
-        }
-    }
-    let spec = int(o, &["spec", "replicas"], 1);
-    let replicas = int(o, &["status", "replicas"], 0);
-    let ready = int(o, &["status", "readyReplicas"], 0);
-    let available = int(o, &["status", "availableReplicas"], 0);
-    let labelled = int(o, &["status", "fullyLabeledReplicas"], 0);
-    if spec > labelled {
-        return in_progress(format!("{labelled} of {spec} replicas fully labelled"));
-    }
-    if spec > available {
-        return in_progress(format!("{available} of {spec} replicas available"));
-    }
-    if spec > ready {
-        return in_progress(format!("{ready} of {spec} replicas ready"));
-    }
-    if replicas > spec {
-        return in_progress(format!(
-            "{} extra replicas pending termination",
-            replicas - spec
-        ));
-    }
-    (
-        Status::Ready,
-        format!("{available} of {spec} replicas available"),
-    )
+fn replicaset_failure(o: &Value) -> Option<Outcome> {
+    let c = conditions(o)
+        .into_iter()
+        .find(|c| c.kind == "ReplicaFailure" && c.status == "True")?;
+    let why = explain(&c, "check its pods");
+    Some(in_progress(format!("ReplicaFailure ({why})")))
 }
 
 fn crash_looping(o: &Value) -> Vec<&str> {

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use crate::model::Model;
 use crate::plan::Plan;
+use crate::plan::graph::StepGraph;
 
 pub(super) fn write(
     out: &mut dyn Write,
@@ -29,10 +30,8 @@ pub(super) fn write(
         }
         writeln!(out, "  end")?;
     }
-    for (i, step) in steps.iter().enumerate() {
-        for &before in &step.after {
-            writeln!(out, "  s{before} --> s{i}")?;
-        }
+    for (before, i) in StepGraph::new(&steps).edges() {
+        writeln!(out, "  s{before} --> s{i}")?;
     }
     Ok(())
 }

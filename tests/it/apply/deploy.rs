@@ -127,6 +127,7 @@ fn uninstall_is_the_exact_reverse_waiting_for_each_step() {
     let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default"]);
     assert_eq!(code, 0, "{out}\n{err}");
     // Steps in reverse: (unsequenced) → app → queue → db; each gone before the next starts.
+    // Positions in the server's log, not timestamps: strictly before, never a tie.
     let order = [
         ("Service", "web"),
         ("Deployment", "app"),
@@ -135,16 +136,20 @@ fn uninstall_is_the_exact_reverse_waiting_for_each_step() {
     ];
     for pair in order.windows(2) {
         let (gone, next) = (
-            t(&env, "gone", pair[0].0, pair[0].1),
-            t(&env, "delete", pair[1].0, pair[1].1),
+            env.position("gone", pair[0].0, pair[0].1),
+            env.position("delete", pair[1].0, pair[1].1),
         );
         assert!(
-            gone <= next,
-            "{pair:?}: gone at {gone}, next deleted at {next}"
+            gone < next,
+            "{pair:?}: gone at {gone}, next deleted at {next}: {:#?}",
+            env.log()
         );
     }
     // Reverse kind order inside the db step: the StatefulSet before its ConfigMap.
-    assert!(t(&env, "delete", "StatefulSet", "db") <= t(&env, "delete", "ConfigMap", "db-config"));
+    assert!(
+        env.position("delete", "StatefulSet", "db")
+            < env.position("delete", "ConfigMap", "db-config")
+    );
     assert_eq!(env.leftovers(), Vec::<String>::new());
     let (code, _, err) = env.run(&["status", "shop", "-n", "default"]);
     assert_eq!(code, 2);

@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::apiserver::{self, Handle, LogEntry, Scenario};
+use super::apiserver::{self, Handle, LogEntry, RequestEntry, Scenario};
 use crate::{chartseq, fixture, run};
 
 pub struct Env {
@@ -63,6 +63,15 @@ impl Env {
             .server
             .object(kind, Some("default"), name)
             .is_some()
+    }
+
+    /// Where `verb` first happened to `kind/name` in the server's log (dry runs excluded):
+    /// for ordering without ties.
+    pub fn position(&self, verb: &str, kind: &str, name: &str) -> usize {
+        let log = self.log();
+        log.iter()
+            .position(|e| e.verb == verb && e.kind == kind && e.name == name && !e.dry_run)
+            .unwrap_or_else(|| panic!("no {verb} of {kind}/{name} in {log:#?}"))
     }
 
     /// When `verb` last happened to `kind/name`.
@@ -208,5 +217,29 @@ impl Env {
             .read_to_end(&mut json)
             .ok()?;
         Some((object, serde_json::from_slice(&json).ok()?))
+    }
+}
+
+impl Env {
+    /// Every request the server saw, in the order they arrived.
+    pub fn requests(&self) -> Vec<RequestEntry> {
+        self.server.server.requests()
+    }
+
+    /// How many requests the server has seen: a mark for [`Env::changes_since`].
+    pub fn mark(&self) -> usize {
+        self.requests().len()
+    }
+
+    /// Every request that changes something, from request `from` on, in arrival order, as
+    /// `METHOD Kind/name` (server-side applies are `PATCH`); dry runs, and requests answered
+    /// with an error, excluded.
+    pub fn changes_since(&self, from: usize) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .skip(from)
+            .filter(|r| r.method != "GET" && !r.dry_run() && (200..300).contains(&r.status))
+            .map(|r| format!("{} {}", r.method, r.object()))
+            .collect()
     }
 }
