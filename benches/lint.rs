@@ -1,7 +1,8 @@
 //! Lint speed, measured as users see it: whole `chartseq` processes, median wall time.
 //!
 //! `cargo bench --bench lint` (needs the corpus at `$CHARTSEQ_CORPUS` or `../shared/corpus`
-//! beside the checkout; skipped otherwise):
+//! beside the checkout; without it, or when `make_big.py` or the typical chart is missing, it
+//! fails rather than measure nothing):
 //! 1. `lint` against `plan` on the ~50 MB stream written by the corpus's `make_big.py`
 //!    (target: lint within 1.3× of plan);
 //! 2. `lint` on a typical chart, bitnami-wordpress rendered (target: under 10 ms).
@@ -58,8 +59,8 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(7);
     let Some(corpus) = corpus_dir() else {
-        println!("lint bench skipped: no corpus (set CHARTSEQ_CORPUS)");
-        return;
+        println!("lint bench: no corpus (set CHARTSEQ_CORPUS)");
+        std::process::exit(1);
     };
     let dir = tempfile::tempdir().expect("temporary directory");
     let big = dir.path().join("big.yaml");
@@ -71,8 +72,8 @@ fn main() {
         .stderr(Stdio::null())
         .status();
     if !made.is_ok_and(|s| s.success()) {
-        println!("lint bench skipped: make_big.py failed");
-        return;
+        println!("lint bench: make_big.py failed, so there is nothing to measure");
+        std::process::exit(1);
     }
     let big_text = big.to_string_lossy().into_owned();
     let megabytes = std::fs::metadata(&big).map_or(0, |m| m.len()) / 1_000_000;
@@ -99,6 +100,10 @@ fn main() {
     missed |= ratio > 1.3;
 
     let wordpress = corpus.join("rendered/bitnami-wordpress.yaml");
+    if !wordpress.is_file() {
+        println!("lint bench: {} is missing", wordpress.display());
+        std::process::exit(1);
+    }
     let wordpress_text = wordpress.to_string_lossy().into_owned();
     let typical = median(
         &[

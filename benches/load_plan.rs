@@ -10,7 +10,8 @@
 //!    (`VmHWM`) is the workload's own.
 //! 3. times the planner alone on 100k groups in a chain and on that chain closed into a cycle.
 //!
-//! `-- --check` runs only the corpus check (what CI runs).
+//! `-- --check` runs only the corpus check (what CI runs). A missing, unreadable or empty
+//! corpus is a failure, never a check that passes with nothing checked.
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
@@ -147,7 +148,11 @@ fn measure(path: &Path, threads: usize, repeat: usize) -> Option<(f64, usize, us
 fn report(name: &str, path: &Path, repeat: usize) {
     let one = measure(path, 1, repeat);
     let two = measure(path, 2, repeat);
-    if let (Some(one), Some(two)) = (one, two) {
+    let (Some(one), Some(two)) = (one, two) else {
+        println!("{name}: the measurement failed");
+        std::process::exit(1);
+    };
+    {
         #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
         let mb = one.1 as f64 / 1e6;
         println!(
@@ -237,16 +242,30 @@ fn main() {
         child(&path, repeat);
         return;
     }
+    // Checking nothing is a failure: a missing, unreadable or empty corpus exits 1.
     let Some(corpus) = corpus_dir() else {
-        println!(
-            "skipped: no corpus (set CHARTSEQ_CORPUS or put ../shared/corpus beside the checkout)"
-        );
-        return;
+        println!("no corpus: set CHARTSEQ_CORPUS or put ../shared/corpus beside the checkout");
+        std::process::exit(1);
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus.join("rendered"))
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let rendered = corpus.join("rendered");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&rendered) {
+        Ok(dir) => match dir.map(|e| e.map(|e| e.path())).collect() {
+            Ok(files) => files,
+            Err(e) => {
+                println!("cannot list {}: {e}", rendered.display());
+                std::process::exit(1);
+            }
+        },
+        Err(e) => {
+            println!("cannot read {}: {e}", rendered.display());
+            std::process::exit(1);
+        }
+    };
     files.sort();
+    if files.is_empty() {
+        println!("corpus: no rendered charts in {}", rendered.display());
+        std::process::exit(1);
+    }
     let mut failures = 0;
     let mut largest: Option<(u64, PathBuf)> = None;
     for file in &files {
@@ -288,8 +307,8 @@ fn main() {
             .arg(&big)
             .output();
         if !status.is_ok_and(|s| s.status.success()) {
-            println!("skipped the 50 MB stream: make_big.py failed");
-            return;
+            println!("make_big.py failed: the 50 MB stream cannot be measured");
+            std::process::exit(1);
         }
     }
     report("make_big.py stream", &big, 3);

@@ -5,6 +5,9 @@
 #   scripts/corpus-lint.sh            # check (exit 1 on any difference)
 #   scripts/corpus-lint.sh --update   # rewrite the expectations (keeps their `#` comments)
 #
+# An empty corpus, or an expectation whose rendered stream is gone, fails the check (--update
+# removes such expectations).
+#
 # Each rendered stream (corpus/rendered/<id>.yaml) is linted together with its chart directory,
 # assembled from corpus/charts/ as corpus/tools/corpus.py does (subcharts vendored into
 # charts/, dropped dependencies removed), and with the values files it was rendered with, so
@@ -18,26 +21,51 @@ if [ ! -d "$corpus/rendered" ]; then
     echo "corpus-lint: no corpus at $corpus (set CHARTSEQ_CORPUS)" >&2
     exit 2
 fi
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-exec python3 - "$here" "$(cd "$corpus" && pwd)" "$@" <<'PY'
+# The binary this build produced, wherever CARGO_TARGET_DIR (or a configuration) puts it.
+binary="$(cargo build --release --quiet --manifest-path "$here/Cargo.toml" --bin chartseq \
+    --message-format=json | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "chartseq" and m.get("executable"):
+        print(m["executable"])
+')"
+if [ -z "$binary" ] || [ ! -x "$binary" ]; then
+    echo "corpus-lint: cargo build did not name the chartseq binary" >&2
+    exit 2
+fi
+exec python3 - "$here" "$(cd "$corpus" && pwd)" "$binary" "$@" <<'PY'
 import difflib, json, subprocess, sys, tempfile
 from pathlib import Path
 
-here, corpus = Path(sys.argv[1]), Path(sys.argv[2])
-update = "--update" in sys.argv[3:]
+here, corpus, binary = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+update = "--update" in sys.argv[4:]
+print(f"corpus-lint: {binary} on {corpus / 'rendered'}")
+expect_dir = here / "fixtures" / "corpus-lint"
+failed = []
+streams = sorted((corpus / "rendered").glob("*.yaml"))
+if not streams:
+    print(f"corpus-lint: no rendered charts in {corpus / 'rendered'}: nothing would be checked")
+    sys.exit(1)
+# An expectation whose stream is gone would never be compared again.
+ids = {s.stem for s in streams}
+orphans = sorted(p.name for p in expect_dir.glob("*.txt") if p.stem not in ids)
+if orphans:
+    print(f"corpus-lint: expectations without a rendered chart in {corpus / 'rendered'}: {' '.join(orphans)}")
+    if not update:
+        sys.exit(1)
+    for name in orphans:
+        (expect_dir / name).unlink()
+        print(f"removed {name}")
 sys.path.insert(0, str(corpus / "tools"))
 sys.path.insert(0, str(corpus))
 import corpus as builder  # the corpus's own assembly code
-
 plan = json.loads((corpus / "charts" / "plan.json").read_text())
 flags = {}
 for line in (corpus / "manifest.tsv").read_text().splitlines()[1:]:
     cols = line.split("\t")
     flags[cols[0]] = cols[9]
-binary = here / "target" / "release" / "chartseq"
-expect_dir = here / "fixtures" / "corpus-lint"
-failed = []
-for stream in sorted((corpus / "rendered").glob("*.yaml")):
+for stream in streams:
     cid = stream.stem
     with tempfile.TemporaryDirectory(prefix="corpus-lint-") as tmp:
         args = [str(binary), "lint", str(stream), "--format", "concise", "--fail-on", "never"]
@@ -59,6 +87,10 @@ for stream in sorted((corpus / "rendered").glob("*.yaml")):
             continue
         got = [l.replace(tmp + "/", "<chart>/") for l in run.stdout.splitlines()]
     path = expect_dir / f"{cid}.txt"
+    if not path.exists() and not update:
+        failed.append(cid)
+        print(f"MISSING {cid}: no expectation file {path.relative_to(here)} (write it with --update)")
+        continue
     old = path.read_text().splitlines() if path.exists() else []
     comments = [l for l in old if l.startswith("#")]
     expected = [l for l in old if l and not l.startswith("#")]

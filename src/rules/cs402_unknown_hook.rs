@@ -103,9 +103,11 @@ fn check(ctx: &Context, sink: &mut Sink) {
                     continue;
                 }
                 let indent = line.len() - line.trim_start().len();
+                // The key and its value; a trailing comment is not part of the annotation.
+                let entry = trimmed.split(" #").next().unwrap_or_default().trim_end();
                 let loc = Loc {
                     file,
-                    span: Span::new(start + indent, start + indent + trimmed.len()),
+                    span: Span::new(start + indent, start + indent + entry.len()),
                 };
                 sink.push(diagnostic(id, loc, &unknown));
             }

@@ -578,9 +578,15 @@ fn ten_thousand_subcharts_and_dependency_loops() {
 }
 
 /// Inputs the fuzzers found (`fixtures/fuzz/<target>/`), replayed as they were run: each must
-/// finish, quickly.
+/// finish, quickly, with the outcome written here (the nested ranges that once ran for
+/// minutes now stop at the cap on produced values).
 #[test]
 fn fuzz_reproducers_stay_fixed() {
+    const CAPPED: &str = "execute:  is not found / execute: the template produces more than 1048576 values; it cannot be evaluated";
+    const EXPECTED: [(&str, &str); 2] = [
+        ("nested-range-timeout", CAPPED),
+        ("nested-range-timeout-2", CAPPED),
+    ];
     use chartseq::readiness::jsonpath::{self, ExecOptions};
     let object = serde_json::json!({
         "metadata": {"name": "x", "labels": {"a.b/c": "d"}},
@@ -594,13 +600,23 @@ fn fuzz_reproducers_stay_fixed() {
         let bytes = std::fs::read(entry.path()).expect("read");
         let text = String::from_utf8_lossy(&bytes);
         let started = Instant::now();
-        if let Ok(path) = jsonpath::parse(&text) {
-            for allow_missing_keys in [false, true] {
-                if let Err(e) = path.execute(&object, ExecOptions { allow_missing_keys }) {
-                    assert!(!e.to_string().is_empty());
-                }
-            }
-        }
+        let outcome = match jsonpath::parse(&text) {
+            Err(e) => format!("parse: {}", e.message),
+            Ok(path) => [false, true]
+                .map(|allow_missing_keys| {
+                    match path.execute(&object, ExecOptions { allow_missing_keys }) {
+                        Ok(out) => format!("printed {out:?}"),
+                        Err(e) => format!("execute: {}", e.message),
+                    }
+                })
+                .join(" / "),
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let expected = EXPECTED.iter().find(|(file, _)| *file == name).map_or_else(
+            || panic!("{name}: add the outcome it must have to EXPECTED"),
+            |(_, outcome)| *outcome,
+        );
+        assert_eq!(outcome, expected, "{name}");
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "{}: {:?}",
@@ -610,4 +626,128 @@ fn fuzz_reproducers_stay_fixed() {
         replayed += 1;
     }
     assert!(replayed >= 1);
+}
+
+/// `--max-depth` and `--max-alias-nodes` hold at the values given, not only at their defaults:
+/// a document the defaults accept is refused by a lower cap and accepted again at the cap.
+#[test]
+fn yaml_limit_flags_take_their_values() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 30 levels of nesting below the document's own map.
+    let nested = format!(
+        "{}x: {}{}\n",
+        doc("deep", "    helm.sh/resource-group: g\n"),
+        "[".repeat(30),
+        "]".repeat(30)
+    );
+    let deep = write(dir.path(), "deep.yaml", nested);
+    let (code, _, err) = plan(&deep, &[]);
+    assert_eq!(code, 0, "the default depth accepts 30 levels: {err}");
+    let (code, _, err) = plan(&deep, &["--max-depth", "20"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("nesting deeper than 20 levels"), "{err}");
+    let (code, _, err) = plan(&deep, &["--max-depth", "40"]);
+    assert_eq!(code, 0, "40 levels are enough: {err}");
+
+    // Three aliases of a ten-item list: 30 nodes expanded.
+    let aliased = format!(
+        "{}data:\n  a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n  b: *a\n  c: *a\n  d: *a\n",
+        doc("aliases", "    helm.sh/resource-group: g\n")
+    );
+    let alias_file = write(dir.path(), "aliases.yaml", aliased);
+    let (code, _, err) = plan(&alias_file, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = plan(&alias_file, &["--max-alias-nodes", "15"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("alias expansion exceeds 15 nodes"), "{err}");
+    let (code, _, err) = plan(&alias_file, &["--max-alias-nodes", "1000"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A chart directory `depth` subcharts deep: c0/charts/c1/charts/c2/…
+fn nested_chart(root: &Path, depth: usize) -> PathBuf {
+    let top = root.join("c0");
+    let mut dir = top.clone();
+    for level in 0..=depth {
+        std::fs::create_dir_all(dir.join("templates")).expect("mkdir");
+        std::fs::write(
+            dir.join("Chart.yaml"),
+            format!("apiVersion: v2\nname: c{level}\nversion: 0.1.0\n"),
+        )
+        .expect("Chart.yaml");
+        if level < depth {
+            dir = dir.join("charts").join(format!("c{}", level + 1));
+        }
+    }
+    top
+}
+
+fn load_chart(path: &Path, limits: chartseq::source::chart::ChartLimits) -> Result<usize, String> {
+    let mut sources = chartseq::source::SourceMap::default();
+    chartseq::source::chart::load(path, &mut sources, limits)
+        .map(|_| sources.len())
+        .map_err(|e| e.to_string())
+}
+
+/// The subchart nesting cap and the file count cap hold at the values given, for chart
+/// directories and archives alike.
+#[test]
+fn chart_limits_take_their_values() {
+    use chartseq::source::chart::ChartLimits;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = nested_chart(dir.path(), 4);
+    let limits = |max_depth, max_files| ChartLimits {
+        max_depth,
+        max_files,
+        ..ChartLimits::default()
+    };
+    assert!(load_chart(&chart, ChartLimits::default()).is_ok());
+    assert!(
+        load_chart(&chart, limits(4, 100)).is_ok(),
+        "4 levels are allowed at 4"
+    );
+    let err = load_chart(&chart, limits(3, 100)).expect_err("4 levels are too deep at 3");
+    assert!(
+        err.contains("subcharts nested deeper than 3 levels"),
+        "{err}"
+    );
+    // The default allows 32 levels: 33 are refused.
+    let deepest = nested_chart(&dir.path().join("deepest"), 33);
+    let err = load_chart(&deepest, ChartLimits::default()).expect_err("33 levels");
+    assert!(
+        err.contains("subcharts nested deeper than 32 levels"),
+        "{err}"
+    );
+
+    // Five Chart.yaml files in the directory.
+    assert!(
+        load_chart(&chart, limits(32, 5)).is_ok(),
+        "five files are allowed at 5"
+    );
+    let err = load_chart(&chart, limits(32, 4)).expect_err("five files at 4");
+    assert!(err.contains("more than 4 files"), "{err}");
+    let archive = dir.path().join("c-0.1.0.tgz");
+    let members: Vec<(String, Vec<u8>)> = (0..5)
+        .map(|i| {
+            let name = if i == 0 {
+                "c/Chart.yaml".to_owned()
+            } else {
+                format!("c/templates/t{i}.yaml")
+            };
+            let body = if i == 0 {
+                b"apiVersion: v2\nname: c\nversion: 0.1.0\n".to_vec()
+            } else {
+                format!("# t{i}\n").into_bytes()
+            };
+            (name, body)
+        })
+        .collect();
+    let borrowed: Vec<(&str, &[u8])> = members
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    tgz(&archive, &borrowed, &[]);
+    assert!(load_chart(&archive, limits(32, 5)).is_ok());
+    let err = load_chart(&archive, limits(32, 4)).expect_err("five members at 4");
+    assert!(err.contains("more than 4 files"), "{err}");
 }

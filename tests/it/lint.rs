@@ -2,9 +2,12 @@
 //! line where a finding starts; a valid fixture starts with `# should not generate
 //! diagnostics`), snapshots check the wording of every format, and lint agrees with plan.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
 
 use crate::{chartseq, fixture, root, run, snapshot_settings};
 
@@ -407,28 +410,38 @@ fn select_ignore_and_prefixes() {
 
 #[test]
 fn configuration_file_is_found_upward_and_applied() {
-    // fixtures/lint/config/.chartseq.toml: ignores CS003, makes CS305 an error, and silences
-    // CS501 in templates/app.yaml.
-    let (code, stdout, stderr) = run(chartseq().args([
-        "lint",
-        "fixtures/lint/config/nested/stream.yaml",
-        "--format",
-        "concise",
-    ]));
+    // fixtures/lint/config/.chartseq.toml: selects CS0, CS1, CS2 and CS5 (no CS3 rule),
+    // ignores CS003, makes CS305 an error, and silences CS501 in templates/app.yaml.
+    // Without it the stream gives CS003, CS305 and CS501 (warnings).
+    let lint = |extra: &[&str]| {
+        run(chartseq()
+            .args([
+                "lint",
+                "fixtures/lint/config/nested/stream.yaml",
+                "--format",
+                "concise",
+            ])
+            .args(extra))
+    };
+    let (code, stdout, stderr) = lint(&[]);
+    assert_eq!(
+        code, 0,
+        "the configuration selects no finding: {stdout}{stderr}"
+    );
+    assert!(!stdout.contains("CS305"), "CS3 is not selected: {stdout}");
+    assert!(!stdout.contains("CS501"), "silenced in app.yaml: {stdout}");
+    // The command line wins over the configuration's select; its ignore and severity hold.
+    let (code, stdout, stderr) = lint(&["--select", "CS3"]);
     assert_eq!(code, 1, "CS305 became an error: {stdout}{stderr}");
     assert!(stdout.contains("CS305 [error]"), "{stdout}");
     assert!(!stdout.contains("CS003"), "{stdout}");
-    assert!(!stdout.contains("CS501"), "{stdout}");
-    // The command line wins over the configuration's select.
-    let (_, stdout, _) = run(chartseq().args([
-        "lint",
-        "fixtures/lint/config/nested/stream.yaml",
-        "--format",
-        "concise",
-        "--select",
-        "CS3",
-    ]));
     assert!(stdout.lines().all(|l| l.contains(" CS3")), "{stdout}");
+    let (_, stdout, _) = lint(&["--select", "ALL"]);
+    assert!(stdout.contains("CS305 [error]"), "{stdout}");
+    assert!(
+        !stdout.contains("CS003") && !stdout.contains("CS501"),
+        "{stdout}"
+    );
     // A bad configuration is a tool failure with a snippet (miette).
     let (code, _, stderr) = run(chartseq().args([
         "lint",
@@ -515,65 +528,106 @@ fn template_lines_through_real_helm() {
         .arg(&helm));
     assert_eq!(code, 1, "{stdout}{stderr}");
     let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let got: BTreeSet<(String, String, u64, u64)> = json["diagnostics"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|d| {
-            (
-                d["code"].as_str().expect("code").to_owned(),
-                d["location"]["file"].as_str().expect("file").to_owned(),
-                d["location"]["line"].as_u64().expect("line"),
-                d["location"]["column"].as_u64().expect("column"),
-            )
+    let diagnostics = json["diagnostics"].as_array().expect("array");
+    // What helm renders, to find rendered lines without chartseq.
+    let rendered = Command::new(&helm)
+        .args([
+            "template",
+            "release-name",
+            "fixtures/lint/e2e/mychart",
+            "--include-crds",
+        ])
+        .current_dir(root())
+        .env("KUBECONFIG", "/dev/null")
+        .output()
+        .expect("helm runs");
+    assert!(rendered.status.success(), "helm template failed");
+    let rendered = String::from_utf8_lossy(&rendered.stdout).into_owned();
+    let rendered_file = "fixtures/lint/e2e/mychart (helm template)";
+    // A marker `# ~ CODE TEXT` (helm keeps comments) says which finding starts on its line
+    // and the exact text it points at: its columns follow from the line itself. The same
+    // marker in helm's output gives the rendered location.
+    let span_of = |file: &str, text: &str, marker: &str| -> Option<serde_json::Value> {
+        text.lines().enumerate().find_map(|(i, line)| {
+            let (before, rest) = line.split_once("# ~ ")?;
+            let (code, target) = rest.split_once(' ')?;
+            if format!("# ~ {code} {target}") != marker {
+                return None;
+            }
+            let column = before.find(target)? + 1;
+            Some(json!({
+                "file": file,
+                "line": i + 1,
+                "column": column,
+                "end_line": i + 1,
+                "end_column": column + target.len(),
+                "exact": true,
+            }))
         })
-        .collect();
-    // Expected lines are marked in the templates with `# ~ CODE` (helm keeps comments).
-    let mut expected = BTreeSet::new();
+    };
+    let mut expected = BTreeMap::new();
     let mut files = Vec::new();
     walk(&fixture("lint/e2e/mychart"), &mut files);
     for file in files {
         let text = std::fs::read_to_string(&file).expect("template");
-        for (i, line) in text.lines().enumerate() {
-            if let Some((before, code)) = line.split_once("# ~ ") {
-                let column = before.len() - before.trim_start().len() + 1;
-                expected.insert((
-                    code.trim().to_owned(),
-                    rel(&file),
-                    i as u64 + 1,
-                    column as u64,
-                ));
-            }
+        for line in text.lines() {
+            let Some((_, rest)) = line.split_once("# ~ ") else {
+                continue;
+            };
+            let marker = format!("# ~ {rest}");
+            let code = rest.split(' ').next().expect("a code").to_owned();
+            let location = span_of(&rel(&file), &text, &marker).expect("the marked text");
+            let in_helm = span_of(rendered_file, &rendered, &marker).map(|mut r| {
+                let r = r.as_object_mut().expect("object");
+                r.remove("end_line");
+                r.remove("end_column");
+                r.remove("exact");
+                serde_json::Value::Object(r.clone())
+            });
+            expected.insert(code, (location, in_helm));
         }
     }
-    // Columns of the expected set are where the key starts.
-    let got_lines: BTreeSet<(String, String, u64)> = got
+    assert_eq!(expected.len(), 4, "{expected:?}");
+    for (code, (location, in_helm)) in &expected {
+        let found = diagnostics
+            .iter()
+            .filter(|d| d["code"] == code.as_str())
+            .collect::<Vec<_>>();
+        assert_eq!(found.len(), 1, "{code}: {stdout}");
+        assert_eq!(&found[0]["location"], location, "{code}: {}", found[0]);
+        assert_eq!(
+            found[0]["rendered"],
+            in_helm.clone().unwrap_or(serde_json::Value::Null),
+            "{code}: {}",
+            found[0]
+        );
+    }
+    // A key written by a helper falls back to the rendered line, and says so: the value
+    // `migrate` of the line the helper wrote in helm's output.
+    let helpers: Vec<_> = diagnostics
         .iter()
-        .filter(|(c, _, _, _)| c != "CS305")
-        .map(|(c, f, l, _)| (c.clone(), f.clone(), *l))
+        .filter(|d| d["code"] == "CS305")
         .collect();
-    let expected_lines: BTreeSet<(String, String, u64)> = expected
-        .iter()
-        .map(|(c, f, l, _)| (c.clone(), f.clone(), *l))
-        .collect();
-    assert_eq!(got_lines, expected_lines, "{stdout}");
-    // A key written by a helper falls back to the rendered line, and says so.
-    let helper = json["diagnostics"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .find(|d| d["code"] == "CS305")
-        .expect("the CS305 finding from the helper");
-    assert!(helper["notes"].to_string().contains("helper"), "{helper}");
     assert_eq!(
-        helper["location"]["file"],
-        "fixtures/lint/e2e/mychart (helm template)"
+        helpers.len() + expected.len(),
+        diagnostics.len(),
+        "{stdout}"
     );
-    assert_eq!(helper["location"], {
-        let mut rendered = helper["rendered"].clone();
-        rendered["end_line"] = helper["location"]["end_line"].clone();
-        rendered["end_column"] = helper["location"]["end_column"].clone();
-        rendered["exact"] = true.into();
-        rendered
-    });
+    let helper = helpers.first().expect("the CS305 finding from the helper");
+    assert!(helper["notes"].to_string().contains("helper"), "{helper}");
+    let (line, text) = rendered
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim() == "helm.sh/resource-group: migrate")
+        .expect("the helper's line in helm's output");
+    let column = text.find("migrate").expect("value") + 1;
+    assert_eq!(
+        helper["location"],
+        json!({"file": rendered_file, "line": line + 1, "column": column,
+               "end_line": line + 1, "end_column": column + "migrate".len(), "exact": true})
+    );
+    assert_eq!(
+        helper["rendered"],
+        json!({"file": rendered_file, "line": line + 1, "column": column})
+    );
 }

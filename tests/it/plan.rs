@@ -30,8 +30,8 @@ fn plan_text_json_and_dot_for_every_fixture_chart() {
     let settings = snapshot_settings();
     for name in CHARTS {
         let (code, text, text_err) = plan_stream(name, &[]);
-        let (json_code, json, _) = plan_stream(name, &["--format", "json"]);
-        let (dot_code, dot, _) = plan_stream(name, &["--format", "dot"]);
+        let (json_code, json, json_err) = plan_stream(name, &["--format", "json"]);
+        let (dot_code, dot, dot_err) = plan_stream(name, &["--format", "dot"]);
         assert_eq!(
             code, json_code,
             "{name}: text and json disagree on the exit code"
@@ -40,6 +40,17 @@ fn plan_text_json_and_dot_for_every_fixture_chart() {
             code, dot_code,
             "{name}: text and dot disagree on the exit code"
         );
+        if code != 0 {
+            // No plan: every format reports the same diagnostics (snapshotted below), and
+            // prints no partial plan.
+            assert!(text_err.contains("error"), "{name}: {text_err}");
+            assert_eq!(json_err, text_err, "{name}: json reports other diagnostics");
+            assert_eq!(dot_err, text_err, "{name}: dot reports other diagnostics");
+            assert!(
+                text.is_empty() && json.is_empty() && dot.is_empty(),
+                "{name}"
+            );
+        }
         settings.bind(|| {
             insta::assert_snapshot!(
                 format!("plan_{name}"),
@@ -284,6 +295,36 @@ fn chart_directories_render_through_real_helm() {
             direct.1, streamed.1,
             "{name}: plans differ between the chart and its rendered stream"
         );
+        // A chart that cannot plan gives the same diagnostics at the same template lines
+        // (only the rendered location differs: helm's output, or the stream file).
+        let template_dir = format!("─ {chart}/");
+        let diagnostics = |stderr: &str| -> Vec<String> {
+            stderr
+                .lines()
+                .filter(|l| {
+                    l.starts_with("error[")
+                        || l.starts_with("warning[")
+                        || l.contains(&template_dir)
+                })
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(
+            diagnostics(&direct.2),
+            diagnostics(&streamed.2),
+            "{name}: diagnostics differ between the chart and its rendered stream\n{}\n{}",
+            direct.2,
+            streamed.2
+        );
+        if streamed.0 != 0 {
+            assert!(
+                diagnostics(&streamed.2)
+                    .iter()
+                    .any(|l| l.starts_with("error[")),
+                "{name}: {}",
+                streamed.2
+            );
+        }
     }
     let dir = fixture("conformance/tc-sequenced-chart/sequenced-chart");
     let (code, template, err) = run(chartseq()

@@ -65,11 +65,31 @@ fn no_output_format_shows_secret_values() {
         assert_clean(&format!("plan --format {format} (stderr)"), &err);
         outputs += 1;
     }
+    // readiness stops at the first document that does not parse, so it reads the Secrets of
+    // a stream without the broken one: every Secret is judged (and ready, by kstatus).
+    let text = stream();
+    let mut readable = String::new();
+    for doc in text.split("---\n") {
+        if !doc.is_empty() && !doc.contains("broken") {
+            readable.push_str("---\n");
+            readable.push_str(doc);
+        }
+    }
+    let readable_path = dir.path().join("readable.yaml");
+    std::fs::write(&readable_path, readable).expect("write");
     for format in ["text", "json"] {
-        let (_, out, err) = run(chartseq()
+        let (code, out, err) = run(chartseq()
             .arg("readiness")
-            .arg(&path)
+            .arg(&readable_path)
             .args(["--format", format]));
+        assert_eq!(
+            code, 1,
+            "readiness --format {format}: the Deployment is not ready\n{out}{err}"
+        );
+        assert!(
+            out.contains("Secret") && out.contains("Deployment") && out.contains("ready"),
+            "readiness --format {format} judges every object:\n{out}{err}"
+        );
         assert_clean(&format!("readiness --format {format}"), &out);
         assert_clean(&format!("readiness --format {format} (stderr)"), &err);
         outputs += 1;

@@ -1,20 +1,16 @@
 //! Against a real cluster (kind in CI): run with `CHARTSEQ_E2E_KUBECONFIG=... cargo test
-//! --test it apply::e2e -- --ignored`. Each test uses its own namespace, created with
+//! --test it apply::e2e -- --ignored`; without it they fail. Each test uses its own namespace, created with
 //! `--create-namespace` and left behind (CI discards the kind cluster).
 
 use crate::{chartseq, fixture, run};
 
-fn kubeconfig() -> Option<String> {
-    let found = std::env::var("CHARTSEQ_E2E_KUBECONFIG")
+/// The cluster to test against. These tests run only when asked for (`--ignored`), so a
+/// missing cluster is a failure, never a silent pass.
+fn kubeconfig() -> String {
+    std::env::var("CHARTSEQ_E2E_KUBECONFIG")
         .ok()
-        .filter(|k| !k.is_empty());
-    if found.is_none() {
-        #[expect(clippy::print_stderr, reason = "tells why the test did nothing")]
-        {
-            eprintln!("skipped: CHARTSEQ_E2E_KUBECONFIG is not set");
-        }
-    }
-    found
+        .filter(|k| !k.is_empty())
+        .expect("$CHARTSEQ_E2E_KUBECONFIG must name the kubeconfig of a real cluster")
 }
 
 fn cs(kubeconfig: &str, args: &[&str]) -> (i32, String, String) {
@@ -26,7 +22,7 @@ fn cs(kubeconfig: &str, args: &[&str]) -> (i32, String, String) {
 #[test]
 #[ignore = "needs a real cluster: set CHARTSEQ_E2E_KUBECONFIG"]
 fn e2e_install_status_upgrade_uninstall() {
-    let Some(kc) = kubeconfig() else { return };
+    let kc = kubeconfig();
     let ns = format!("chartseq-e2e-{}", std::process::id());
     let stream = fixture("apply/e2e.yaml");
     let stream = stream.to_str().expect("a UTF-8 path");
