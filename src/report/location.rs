@@ -40,7 +40,9 @@ pub fn repository_root() -> Option<PathBuf> {
 /// absolute (and `false`) when the file is outside the repository.
 fn relative(root: Option<&Path>, name: &str) -> (String, bool) {
     let cwd = std::env::current_dir().ok();
-    let absolute = cwd.as_ref().map(|cwd| normalize(&cwd.join(name)));
+    let absolute = cwd
+        .as_ref()
+        .map(|cwd| crate::source::lexical(&cwd.join(name)));
     // A file reached through a symbolic link (a linked chart directory, a linked working
     // directory) is the file the link leads to: that is the path the repository holds.
     let resolved = cwd
@@ -63,25 +65,6 @@ fn relative(root: Option<&Path>, name: &str) -> (String, bool) {
     let text = path.to_string_lossy().replace('\\', "/");
     let text = text.strip_prefix("./").map_or(text.clone(), str::to_owned);
     (text, inside)
-}
-
-/// Drops `.` and folds `..` lexically (`sub/../charts` is `charts`), so that a path given
-/// with `..` is still recognised as inside the repository.
-fn normalize(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(component);
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn on_disk(model: &Model, name: &str) -> bool {
@@ -180,7 +163,7 @@ mod tests {
     #[test]
     fn paths_with_dots_are_folded() {
         assert_eq!(
-            normalize(Path::new("/r/sub/../charts/./a.yaml")),
+            crate::source::lexical(Path::new("/r/sub/../charts/./a.yaml")),
             Path::new("/r/charts/a.yaml")
         );
         let cwd = std::env::current_dir().expect("cwd");

@@ -246,8 +246,9 @@ fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
-/// Drops `.` and folds `..` in the text of a path.
-fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+/// Drops `.` and folds `..` in the text of a path (`sub/../charts` is `charts`), so that a
+/// path given with `..` is still recognised as inside a directory.
+pub(crate) fn lexical(path: &std::path::Path) -> std::path::PathBuf {
     use std::path::Component;
     let mut out = std::path::PathBuf::new();
     for component in path.components() {
