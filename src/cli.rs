@@ -658,10 +658,32 @@ pub enum PlanFormatArg {
     Mermaid,
 }
 
+/// Whose ordering `plan` and `template` follow.
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum DialectArg {
+    /// HIP-0025 resource groups and subcharts.
+    #[default]
+    Hip,
+    /// Argo CD sync phases and waves.
+    Argo,
+}
+
+impl DialectArg {
+    fn dialect(self) -> crate::plan::Dialect {
+        match self {
+            DialectArg::Hip => crate::plan::Dialect::Hip,
+            DialectArg::Argo => crate::plan::Dialect::Argo,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Whose order to plan in (not yet supported: werf, kapp, kots, draft, auto).
+    #[arg(long, value_enum, default_value = "hip")]
+    pub dialect: DialectArg,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormatArg,
@@ -674,6 +696,9 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Whose order to print the documents in (not yet supported: werf, kapp, kots, draft, auto).
+    #[arg(long, value_enum, default_value = "hip")]
+    pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
     #[arg(long = "keep-sequencing-annotations")]
     pub keep_sequencing_annotations: bool,
@@ -796,7 +821,14 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
-            commands::plan(&args.input.to_input(), format, args.uninstall, out, err)
+            commands::plan(
+                &args.input.to_input(),
+                args.dialect.dialect(),
+                format,
+                args.uninstall,
+                out,
+                err,
+            )
         }
         Command::Template(args) => {
             let input = args.input.to_input();
@@ -804,7 +836,7 @@ fn run(
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
                 keep_sequencing_annotations: args.keep_sequencing_annotations,
             };
-            commands::template(&input, options, out, err)
+            commands::template(&input, args.dialect.dialect(), options, out, err)
         }
         Command::Lint(args) => commands::lint::lint(&args.to_options(), out, err),
         Command::Explain(args) => {

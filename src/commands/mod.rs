@@ -78,11 +78,12 @@ fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> 
 
 fn load_and_plan(
     input: &Input,
+    dialect: plan::Dialect,
     err: &mut dyn Write,
 ) -> Result<(Model, Result<Plan, plan::PlanError>, bool), Failure> {
     let model = model::load(input)?;
     let bad = report_bad_documents(&model, err)?;
-    let plan = plan::plan(&model);
+    let plan = plan::plan_in(&model, dialect);
     Ok((model, plan, bad))
 }
 
@@ -104,11 +105,12 @@ pub(crate) fn write_plan_error(
 /// Loads and plans, then writes the plan with `write`, or explains why there is none.
 fn with_plan(
     input: &Input,
+    dialect: plan::Dialect,
     out: &mut dyn Write,
     err: &mut dyn Write,
     write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
 ) -> Result<Outcome, Failure> {
-    let (model, plan, bad) = load_and_plan(input, err)?;
+    let (model, plan, bad) = load_and_plan(input, dialect, err)?;
     match plan {
         Ok(plan) => {
             write(out, &model, &plan)?;
@@ -128,12 +130,13 @@ fn with_plan(
 /// `chartseq plan`.
 pub fn plan(
     input: &Input,
+    dialect: plan::Dialect,
     format: PlanFormat,
     uninstall: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    with_plan(input, out, err, |out, model, plan| {
+    with_plan(input, dialect, out, err, |out, model, plan| {
         if format != PlanFormat::Text {
             return output::write_plan(out, model, plan, format, uninstall);
         }
@@ -147,11 +150,12 @@ pub fn plan(
 /// `chartseq template`.
 pub fn template(
     input: &Input,
+    dialect: plan::Dialect,
     options: TemplateOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    with_plan(input, out, err, |out, model, plan| {
+    with_plan(input, dialect, out, err, |out, model, plan| {
         output::write_template(out, model, plan, options)
     })
 }

@@ -571,6 +571,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     let annotations = annotations::read_annotations(metadata, file);
     let seq = Sequencing::from_annotations(&annotations);
     let hook = read_hook(&annotations);
+    let argo = super::argo::Argo::read(&annotations);
     let mut redact = Vec::new();
     if kind == "Secret" {
         for key in ["data", "stringData"] {
@@ -598,6 +599,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         }),
         redact,
         facts,
+        argo,
     }))
 }
 

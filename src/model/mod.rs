@@ -4,6 +4,7 @@
 //! read by the planner, the rules and the deployer, none of which re-parses anything.
 
 pub mod annotations;
+pub mod argo;
 pub mod facts;
 pub mod kinds;
 mod load;
@@ -171,6 +172,8 @@ pub struct Resource {
     pub redact: Vec<Span>,
     /// Pod-spec references and CRD definitions, for the lint rules.
     pub facts: facts::Facts,
+    /// Argo CD's wave and hook phases (`--dialect argo`).
+    pub argo: argo::Argo,
 }
 
 impl Resource {

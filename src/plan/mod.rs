@@ -6,6 +6,7 @@
 //! documents that hold only comments are no resources and stay out of every step.
 //! `plan`, `template`, `lint` and `apply` all read this one result.
 
+pub mod argo;
 pub mod graph;
 pub mod output;
 
@@ -120,9 +121,38 @@ pub struct PlanError {
     pub issues: Vec<PlanIssue>,
 }
 
+/// Whose ordering a plan follows (`--dialect`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// HIP-0025: resource groups and subcharts per chart level.
+    #[default]
+    Hip,
+    /// Argo CD: sync phases and waves across the whole release.
+    Argo,
+}
+
+impl Dialect {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Hip => "hip",
+            Dialect::Argo => "argo",
+        }
+    }
+
+    /// Whether the dialect's steps span the whole release rather than one chart level.
+    #[must_use]
+    pub fn release_wide(self) -> bool {
+        self != Dialect::Hip
+    }
+}
+
 /// The whole release order.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Plan {
+    /// Whose order this is. For a release-wide dialect every step has `chart` 0 (the root)
+    /// and spans the whole release, and `levels` is empty.
+    pub dialect: Dialect,
     /// Levels in pre-order (only levels that render something).
     pub levels: Vec<Level>,
     /// Steps in install order.
@@ -137,6 +167,9 @@ pub struct Plan {
     pub comments: Vec<DocId>,
     /// Non-fatal: what was demoted to an unsequenced batch, and why.
     pub demotions: Vec<Demotion>,
+    /// Resources the dialect's tool never applies on install (Argo: `Skip`, hooks without a
+    /// sync phase, `SyncFail` hooks), in input order. Always empty for HIP.
+    pub not_installed: Vec<DocId>,
 }
 
 impl Plan {
@@ -167,6 +200,14 @@ impl Plan {
             dedup(&mut step.after);
         }
         reversed
+    }
+}
+
+/// The plan in a dialect; only HIP-0025 can fail (the other tools never refuse an order).
+pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
+    match dialect {
+        Dialect::Hip => plan(model),
+        Dialect::Argo => Ok(argo::plan(model)),
     }
 }
 

@@ -17,14 +17,21 @@ pub(super) fn write(
     writeln!(out, "digraph chartseq {{")?;
     writeln!(out, "  rankdir=TB;")?;
     writeln!(out, "  node [shape=box, fontname=\"Helvetica\"];")?;
-    for level in super::levels_in_order(plan, uninstall) {
-        let chart = &model.charts[level.chart];
-        writeln!(out, "  subgraph \"cluster_{}\" {{", escape(&chart.display))?;
-        writeln!(out, "    label=\"{}\";", escape(&chart.display))?;
+    // One cluster per chart level; a release-wide dialect's steps share one cluster.
+    let clusters: Vec<(String, Option<usize>)> = if plan.dialect.release_wide() {
+        super::release_cluster(model, plan).into_iter().collect()
+    } else {
+        super::levels_in_order(plan, uninstall)
+            .map(|l| (model.charts[l.chart].display.clone(), Some(l.chart)))
+            .collect()
+    };
+    for (label, chart) in clusters {
+        writeln!(out, "  subgraph \"cluster_{}\" {{", escape(&label))?;
+        writeln!(out, "    label=\"{}\";", escape(&label))?;
         for (i, step) in steps
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.chart == level.chart)
+            .filter(|(_, s)| chart.is_none_or(|c| s.chart == c))
         {
             let name = step.group.as_deref().unwrap_or("(unsequenced)");
             let style = if step.group.is_none() {

@@ -60,14 +60,25 @@ pub(super) fn write(
     let ordered = super::steps_in_order(plan, uninstall);
     let steps = ordered.iter().map(|s| {
         Node::Object(vec![
-            ("chart", Member::Value(json!(model.charts[s.chart].display))),
+            (
+                "chart",
+                // A release-wide dialect's step spans the whole release.
+                Member::Value(if plan.dialect.release_wide() {
+                    Value::Null
+                } else {
+                    json!(model.charts[s.chart].display)
+                }),
+            ),
             ("group", Member::Value(json!(s.group))),
             ("resources", resources(model, &s.resources)),
             ("after", Member::Value(json!(s.after))),
         ])
     });
-    let top = Node::Object(vec![
-        ("version", Member::Value(json!(1))),
+    let mut top = vec![("version", Member::Value(json!(1)))];
+    if plan.dialect.release_wide() {
+        top.push(("dialect", Member::Value(json!(plan.dialect.name()))));
+    }
+    top.extend([
         (
             "order",
             Member::Value(json!(if uninstall { "uninstall" } else { "install" })),
@@ -77,6 +88,10 @@ pub(super) fn write(
         ("hooks", Member::Items(Box::new(hooks))),
         ("steps", Member::Items(Box::new(steps))),
     ]);
+    if plan.dialect.release_wide() {
+        top.push(("not_installed", resources(model, &plan.not_installed)));
+    }
+    let top = Node::Object(top);
     write_node(out, top, 0)?;
     writeln!(out)
 }

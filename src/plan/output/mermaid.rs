@@ -15,13 +15,20 @@ pub(super) fn write(
 ) -> io::Result<()> {
     let steps = super::steps_in_order(plan, uninstall);
     writeln!(out, "flowchart TD")?;
-    for (l, level) in super::levels_in_order(plan, uninstall).enumerate() {
-        let chart = &model.charts[level.chart];
-        writeln!(out, "  subgraph c{l}[\"{}\"]", escape(&chart.display))?;
+    // One subgraph per chart level; a release-wide dialect's steps share one subgraph.
+    let clusters: Vec<(String, Option<usize>)> = if plan.dialect.release_wide() {
+        super::release_cluster(model, plan).into_iter().collect()
+    } else {
+        super::levels_in_order(plan, uninstall)
+            .map(|l| (model.charts[l.chart].display.clone(), Some(l.chart)))
+            .collect()
+    };
+    for (l, (label, chart)) in clusters.into_iter().enumerate() {
+        writeln!(out, "  subgraph c{l}[\"{}\"]", escape(&label))?;
         for (i, step) in steps
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.chart == level.chart)
+            .filter(|(_, s)| chart.is_none_or(|c| s.chart == c))
         {
             match &step.group {
                 Some(g) => writeln!(out, "    s{i}[\"{}\"]", escape(g))?,

@@ -59,6 +59,18 @@ fn levels_in_order(plan: &Plan, uninstall: bool) -> Box<dyn Iterator<Item = &Lev
     }
 }
 
+/// The one cluster of a release-wide dialect's steps: the release (named by its root chart)
+/// and the dialect; none when the plan has no steps.
+fn release_cluster(model: &Model, plan: &Plan) -> Option<(String, Option<usize>)> {
+    let root = model.charts.first()?;
+    (!plan.steps.is_empty()).then(|| {
+        (
+            format!("{} (whole release, {})", root.display, plan.dialect.name()),
+            None,
+        )
+    })
+}
+
 /// `Kind/name` of a document, or what it is and where it came from when it is not an object.
 #[must_use]
 pub fn label(model: &Model, doc: DocId) -> String {

@@ -56,7 +56,8 @@ pub fn write_template(
     for &doc in plan.comments.iter().filter(|d| !crd(d)) {
         write_doc(&mut buf, model, doc, options);
     }
-    for &doc in &plan.hooks {
+    // Then what the dialect's tool renders but never applies on install.
+    for &doc in plan.hooks.iter().chain(&plan.not_installed) {
         write_doc(&mut buf, model, doc, options);
     }
     while buf.last() == Some(&b'\n') {

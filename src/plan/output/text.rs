@@ -16,6 +16,9 @@ pub(super) fn write(
     if uninstall {
         return write_uninstall(out, model, plan);
     }
+    if plan.dialect.release_wide() {
+        return write_release_wide(out, model, plan);
+    }
     write_list(
         out,
         "CRDs (applied first)",
@@ -26,6 +29,30 @@ pub(super) fn write(
         write_level(out, model, plan, root, 0)?;
     }
     write_hooks(out, model, plan, "post-install")
+}
+
+/// A release-wide dialect: its steps in order (each waits for the one before), then what its
+/// tool never applies on install.
+fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Result<()> {
+    let root = model.charts.first().map_or("", |c| c.display.as_str());
+    writeln!(
+        out,
+        "Release {root} in {} order (each step waits for the one before; subcharts included):",
+        plan.dialect.name()
+    )?;
+    if plan.steps.is_empty() {
+        writeln!(out, "  (no steps)")?;
+    }
+    for (i, step) in plan.steps.iter().enumerate() {
+        let what = step.group.as_deref().unwrap_or("not objects");
+        let resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
+        writeln!(out, "  {}. {what}: {}", i + 1, resources.join(", "))?;
+    }
+    write_list(
+        out,
+        "Not applied on install",
+        plan.not_installed.iter().map(|&d| label(model, d)),
+    )
 }
 
 fn write_list(

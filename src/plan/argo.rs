@@ -1,0 +1,191 @@
+//! The order Argo CD syncs a release in (DIALECTS.md §2.3), as plan steps.
+//!
+//! gitops-engine sorts one task per object and sync phase by phase (PreSync, Sync, PostSync),
+//! wave, Argo's kind order (Helm's older install order; unknown kinds last, tied) and name, then
+//! pulls every Namespace in front of the first object in it, and every CRD in front of the
+//! first object of its group and kind, giving it that object's phase and wave. Each
+//! (phase, wave) is applied and waited for before the next, so each is one step, waiting for
+//! the one before. Waves span the whole release, subcharts and `crds/` included (Argo renders
+//! with `--include-crds`). Skipped objects, hooks with no sync phase and `SyncFail` hooks are
+//! not applied on install.
+
+use crate::model::argo::Phase;
+use crate::model::{Content, DocId, Model};
+use crate::plan::{Dialect, Plan, Step};
+
+/// Argo CD's `kindOrder` (`sync_tasks.go`).
+const KIND_ORDER: [&str; 35] = [
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+];
+
+/// Rank in [`KIND_ORDER`]; every other kind ranks after all of them, tied with each other.
+fn kind_rank(kind: &str) -> usize {
+    KIND_ORDER
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(KIND_ORDER.len())
+}
+
+/// One sync task: an object in one phase.
+#[derive(Clone, Copy)]
+struct Task {
+    doc: DocId,
+    phase: Phase,
+    wave: i64,
+}
+
+/// The step name of a (phase, wave): no spaces, so Helm's group markers stay readable.
+#[must_use]
+pub fn step_name(phase: Phase, wave: i64) -> String {
+    format!("{}:wave={wave}", phase.name())
+}
+
+/// Plans the release as Argo CD syncs it.
+#[must_use]
+pub fn plan(model: &Model) -> Plan {
+    let mut plan = Plan {
+        dialect: Dialect::Argo,
+        ..Plan::default()
+    };
+    let mut tasks = Vec::new();
+    let mut not_objects = Vec::new();
+    for (doc, d) in model.documents.iter().enumerate() {
+        match &d.content {
+            Content::Empty => plan.comments.push(doc),
+            Content::Resource(r) => {
+                let before = tasks.len();
+                tasks.extend(r.argo.install_phases().map(|phase| Task {
+                    doc,
+                    phase,
+                    wave: r.argo.wave.value,
+                }));
+                if tasks.len() == before {
+                    plan.not_installed.push(doc);
+                }
+            }
+            Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
+        }
+    }
+    // Go's sort is not stable; input order decides full ties here, deterministically.
+    tasks.sort_by_cached_key(|t| {
+        let r = model.resource(t.doc).expect("tasks are resources");
+        (
+            t.phase,
+            t.wave,
+            kind_rank(&r.id.kind),
+            r.id.name.clone(),
+            t.doc,
+        )
+    });
+    adjust_deps(
+        model,
+        &mut tasks,
+        |model, t| {
+            let r = model.resource(t.doc)?;
+            (r.id.kind == "Namespace" && r.id.group.is_empty()).then(|| r.id.name.clone())
+        },
+        |model, t| model.resource(t.doc)?.id.namespace.clone(),
+    );
+    adjust_deps(
+        model,
+        &mut tasks,
+        |model, t| {
+            let crd = model.resource(t.doc)?.facts.crd.as_ref()?;
+            Some(format!("{}/{}", crd.group, crd.kind))
+        },
+        |model, t| {
+            let r = model.resource(t.doc)?;
+            Some(format!("{}/{}", r.id.group, r.id.kind))
+        },
+    );
+
+    for task in tasks {
+        let name = step_name(task.phase, task.wave);
+        match plan.steps.last_mut() {
+            Some(step) if step.group.as_deref() == Some(name.as_str()) => {
+                step.resources.push(task.doc);
+            }
+            _ => {
+                let after = plan.steps.len().checked_sub(1).into_iter().collect();
+                plan.steps.push(Step {
+                    chart: 0,
+                    group: Some(name),
+                    resources: vec![task.doc],
+                    after,
+                });
+            }
+        }
+    }
+    // Documents that are not objects: Argo would fail on them; listed last, as HIP does.
+    if !not_objects.is_empty() {
+        let after = plan.steps.len().checked_sub(1).into_iter().collect();
+        plan.steps.push(Step {
+            chart: 0,
+            group: None,
+            resources: not_objects,
+            after,
+        });
+    }
+    plan
+}
+
+type Key = fn(&Model, &Task) -> Option<String>;
+
+/// `syncTasks.adjustDeps`: a dependency (Namespace, CRD) sorted after the first task that
+/// needs it moves in front of that task and takes its phase and wave.
+fn adjust_deps(model: &Model, tasks: &mut [Task], is_dep: Key, find_dep: Key) {
+    let mut first_index: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
+    for i in 0..tasks.len() {
+        if let Some(key) = is_dep(model, &tasks[i]) {
+            if let Some(&index) = first_index.get(&key) {
+                let mut moved = tasks[i];
+                moved.phase = tasks[index].phase;
+                moved.wave = tasks[index].wave;
+                tasks.copy_within(index..i, index + 1);
+                tasks[index] = moved;
+                for v in first_index.values_mut() {
+                    if *v >= index {
+                        *v += 1;
+                    }
+                }
+            }
+        } else if let Some(key) = find_dep(model, &tasks[i]) {
+            first_index.entry(key).or_insert(i);
+        }
+    }
+}
