@@ -821,6 +821,12 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
+            if args.uninstall && args.dialect.dialect().release_wide() {
+                // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
+                return Err(commands::Failure::Tool(crate::error::Error::new(
+                    "--uninstall is only supported with --dialect hip",
+                )));
+            }
             commands::plan(
                 &args.input.to_input(),
                 args.dialect.dialect(),

@@ -276,7 +276,7 @@ mod tests {
 
     fn ann(key: &str, value: &str, at: u32) -> Annotation {
         let loc = Loc {
-            file: 0,
+            file: crate::source::FileId(0),
             span: Span {
                 start: at,
                 end: at + 1,

@@ -11,6 +11,7 @@
 
 #[cfg(feature = "apply")]
 mod apply;
+mod dialects;
 mod helm_call;
 mod hostile;
 mod integrations;
