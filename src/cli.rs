@@ -666,6 +666,8 @@ pub enum DialectArg {
     Hip,
     /// Argo CD sync phases and waves.
     Argo,
+    /// werf/nelm stages and weights.
+    Werf,
 }
 
 impl DialectArg {
@@ -673,6 +675,7 @@ impl DialectArg {
         match self {
             DialectArg::Hip => crate::plan::Dialect::Hip,
             DialectArg::Argo => crate::plan::Dialect::Argo,
+            DialectArg::Werf => crate::plan::Dialect::Werf,
         }
     }
 }
@@ -681,7 +684,7 @@ impl DialectArg {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to plan in (not yet supported: werf, kapp, kots, draft, auto).
+    /// Whose order to plan in (not yet supported: kapp, kots, draft, auto).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Output format.
@@ -696,7 +699,7 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to print the documents in (not yet supported: werf, kapp, kots, draft, auto).
+    /// Whose order to print the documents in (not yet supported: kapp, kots, draft, auto).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).

@@ -95,6 +95,13 @@ pub(crate) fn write_plan_error(
     model: &Model,
     e: &plan::PlanError,
 ) -> io::Result<()> {
+    // A dialect's own refusals are not lint findings: listed as they are.
+    if e.issues
+        .iter()
+        .any(|i| matches!(i, plan::PlanIssue::InvalidDialectValue { .. }))
+    {
+        return output::write_plan_error(err, model, e);
+    }
     let report = crate::lint::plan_issue_findings(model);
     if report.findings.is_empty() {
         return output::write_plan_error(err, model, e);

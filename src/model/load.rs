@@ -572,6 +572,12 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     let seq = Sequencing::from_annotations(&annotations);
     let hook = read_hook(&annotations);
     let argo = super::argo::Argo::read(&annotations);
+    let group = kinds::api_group(api_version);
+    let werf = super::werf::Werf::read(
+        &annotations,
+        (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
+            || (kind == "Namespace" && group.is_empty()),
+    );
     let mut redact = Vec::new();
     if kind == "Secret" {
         for key in ["data", "stringData"] {
@@ -600,6 +606,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         redact,
         facts,
         argo,
+        werf,
     }))
 }
 

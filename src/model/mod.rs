@@ -8,6 +8,7 @@ pub mod argo;
 pub mod facts;
 pub mod kinds;
 mod load;
+pub mod werf;
 
 use std::collections::BTreeMap;
 
@@ -174,6 +175,8 @@ pub struct Resource {
     pub facts: facts::Facts,
     /// Argo CD's wave and hook phases (`--dialect argo`).
     pub argo: argo::Argo,
+    /// werf/nelm's stages and weight (`--dialect werf`).
+    pub werf: werf::Werf,
 }
 
 impl Resource {

@@ -9,6 +9,7 @@
 pub mod argo;
 pub mod graph;
 pub mod output;
+pub mod werf;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -107,6 +108,15 @@ pub enum PlanIssue {
         matches: Vec<String>,
         loc: Loc,
     },
+    /// A dialect's value its tool rejects, failing the whole release (werf weights and
+    /// events). Only a dialect plan reports it.
+    InvalidDialectValue {
+        dialect: Dialect,
+        key: String,
+        value: String,
+        reason: String,
+        loc: Loc,
+    },
     /// A subchart depends-on value that cannot be read.
     MalformedSubchartList {
         chart: ChartId,
@@ -129,6 +139,8 @@ pub enum Dialect {
     Hip,
     /// Argo CD: sync phases and waves across the whole release.
     Argo,
+    /// werf/nelm: stages and weights across the whole release.
+    Werf,
 }
 
 impl Dialect {
@@ -137,6 +149,17 @@ impl Dialect {
         match self {
             Dialect::Hip => "hip",
             Dialect::Argo => "argo",
+            Dialect::Werf => "werf",
+        }
+    }
+
+    /// The tool whose order the dialect is.
+    #[must_use]
+    pub fn tool(self) -> &'static str {
+        match self {
+            Dialect::Hip => "Helm",
+            Dialect::Argo => "Argo CD",
+            Dialect::Werf => "werf",
         }
     }
 
@@ -208,6 +231,7 @@ pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
     match dialect {
         Dialect::Hip => plan(model),
         Dialect::Argo => Ok(argo::plan(model)),
+        Dialect::Werf => werf::plan(model),
     }
 }
 

@@ -126,6 +126,139 @@ fn argo_never_applies_hooks_without_a_sync_phase() {
     assert!(frontend < up, "{template}");
 }
 
+/// werf fixtures: werf's own end-to-end chart with the nelm README's annotations.
+const WERF: [&str; 1] = ["complex"];
+
+fn werf(name: &str, args: &[&str]) -> (i32, String, String) {
+    let stream = format!("fixtures/dialects/werf/{name}.yaml");
+    run(chartseq().args(args).args([&stream, "--dialect", "werf"]))
+}
+
+#[test]
+fn werf_plans_in_every_format_and_template() {
+    let settings = snapshot_settings();
+    for name in WERF {
+        let mut outputs = Vec::new();
+        for args in [
+            &["plan"][..],
+            &["plan", "--format", "json"],
+            &["plan", "--format", "dot"],
+            &["plan", "--format", "mermaid"],
+            &["template"],
+        ] {
+            let (code, out, err) = werf(name, args);
+            assert_eq!(code, 0, "{name} {args:?}: {err}");
+            assert!(err.is_empty(), "{name} {args:?}: {err}");
+            outputs.push(out);
+        }
+        let parsed: serde_json::Value =
+            serde_json::from_str(&outputs[1]).expect("plan json parses");
+        assert_eq!(parsed["dialect"], "werf");
+        settings.bind(|| {
+            insta::assert_snapshot!(format!("dialect_werf_{name}"), outputs[0]);
+            insta::assert_snapshot!(format!("dialect_werf_json_{name}"), outputs[1]);
+            insta::assert_snapshot!(format!("dialect_werf_dot_{name}"), outputs[2]);
+            insta::assert_snapshot!(format!("dialect_werf_mermaid_{name}"), outputs[3]);
+            insta::assert_snapshot!(format!("dialect_werf_template_{name}"), outputs[4]);
+        });
+    }
+}
+
+/// The order itself, stated apart from the snapshots.
+#[test]
+fn werf_order_is_stages_then_weights_across_the_release() {
+    let (code, json, err) = werf("complex", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+    let steps: Vec<(String, Vec<String>, Vec<u64>)> = parsed["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            let names = s["resources"]
+                .as_array()
+                .expect("resources")
+                .iter()
+                .map(|r| r["name"].as_str().unwrap_or("").to_owned())
+                .collect();
+            let after = s["after"]
+                .as_array()
+                .expect("after")
+                .iter()
+                .filter_map(serde_json::Value::as_u64)
+                .collect();
+            (s["group"].as_str().unwrap_or("").to_owned(), names, after)
+        })
+        .collect();
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        // Every CRD first, whatever its weight ("20" ignored), from both charts' crds/.
+        (
+            "pre-pre-install:weight=0",
+            vec!["rootcrs.example.org", "subcrs.example.org"],
+            vec![],
+        ),
+        // deploy-on makes a regular Job a pre-install hook.
+        ("pre-install:weight=-5", vec!["migrate"], vec![0]),
+        // The hook weight orders hooks; the hook runs in both hook stages.
+        ("pre-install:weight=10", vec!["hook-subchart"], vec![1]),
+        // Weights span the release: the subchart's -1 goes before the root's 0, and weight
+        // 10 joins the subchart's and the sub-subchart's Deployments.
+        ("install:weight=-1", vec!["configmap-subchart"], vec![2]),
+        (
+            "install:weight=0",
+            vec![
+                "configmap-rootchart",
+                "deployment-rootchart",
+                "cr-rootchart",
+                "cr-subchart",
+            ],
+            vec![3],
+        ),
+        (
+            "install:weight=10",
+            vec!["deployment-subchart", "deployment-subsubchart"],
+            vec![4],
+        ),
+        // A manual dependency drops the weight: the Deployment floats in its stage.
+        ("install:dependencies", vec!["worker"], vec![2]),
+        ("post-install:weight=10", vec!["hook-subchart"], vec![5, 6]),
+    ];
+    let got: Vec<(&str, Vec<&str>, Vec<u64>)> = steps
+        .iter()
+        .map(|(g, r, a)| {
+            (
+                g.as_str(),
+                r.iter().map(String::as_str).collect(),
+                a.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(parsed["not_installed"][0]["name"], "test-subchart");
+}
+
+#[test]
+fn werf_refuses_the_values_werf_rejects() {
+    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+        let (code, out, err) = werf("invalid", args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(out.is_empty(), "no partial plan: {out}");
+        assert!(
+            err.contains("werf.io/weight: \"1.5\" is not an integer")
+                && err.contains("invalid.yaml:10:21 (from invalid/templates/configmap.yaml)"),
+            "{err}"
+        );
+        assert!(
+            err.contains("werf.io/deploy-on: \"pre-uninstall\" is not a werf event")
+                && err.contains("invalid.yaml:18:24"),
+            "{err}"
+        );
+    }
+    // The same stream plans in HIP-0025's order, which does not read werf's annotations.
+    let (code, _, err) = run(chartseq().args(["plan", "fixtures/dialects/werf/invalid.yaml"]));
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn hip_is_the_default_dialect() {
     let stream = "fixtures/charts/platform.rendered.yaml";
@@ -143,9 +276,9 @@ fn hip_is_the_default_dialect() {
 }
 
 #[test]
-fn unsupported_dialects_and_argo_uninstall_are_usage_errors() {
+fn unsupported_dialects_and_dialect_uninstall_are_usage_errors() {
     let stream = "fixtures/dialects/argo/sync-waves.yaml";
-    for dialect in ["werf", "kapp", "kots", "draft", "auto", "Argo"] {
+    for dialect in ["kapp", "kots", "draft", "auto", "Argo"] {
         let (code, out, err) = run(chartseq().args(["plan", stream, "--dialect", dialect]));
         assert_eq!(code, 2, "{dialect}: {out}");
         assert!(err.contains("--dialect"), "{dialect}: {err}");

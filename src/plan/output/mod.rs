@@ -190,6 +190,20 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
+            PlanIssue::InvalidDialectValue {
+                dialect,
+                key,
+                value,
+                reason,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "error: {key}: {value:?} is {reason}; {} would refuse to install the release",
+                    dialect.tool()
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
             PlanIssue::MalformedSubchartList {
                 chart: c,
                 error,

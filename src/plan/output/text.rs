@@ -37,7 +37,7 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
     let root = model.charts.first().map_or("", |c| c.display.as_str());
     writeln!(
         out,
-        "Release {root} in {} order (each step waits for the one before; subcharts included):",
+        "Release {root} in {} order (subcharts included; each step waits for the one before unless noted):",
         plan.dialect.name()
     )?;
     if plan.steps.is_empty() {
@@ -46,7 +46,17 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
     for (i, step) in plan.steps.iter().enumerate() {
         let what = step.group.as_deref().unwrap_or("not objects");
         let resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
-        writeln!(out, "  {}. {what}: {}", i + 1, resources.join(", "))?;
+        let chained =
+            (step.after.len() == 1 && step.after[0] + 1 == i) || (step.after.is_empty() && i == 0);
+        let note = if chained {
+            String::new()
+        } else if step.after.is_empty() {
+            " (waits for nothing)".to_owned()
+        } else {
+            let after: Vec<String> = step.after.iter().map(|a| (a + 1).to_string()).collect();
+            format!(" (after {})", after.join(", "))
+        };
+        writeln!(out, "  {}. {what}{note}: {}", i + 1, resources.join(", "))?;
     }
     write_list(
         out,
