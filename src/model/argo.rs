@@ -6,7 +6,7 @@
 //! - `argocd.argoproj.io/hook`: a comma list, each item trimmed, of `PreSync`, `Sync`,
 //!   `PostSync`, `SyncFail`, `Skip` (and `PreDelete`, `PostDelete`, which only the application
 //!   controller runs); unknown items are dropped. When no item is known, the Helm hook types
-//!   apply (`pre-install`/`pre-upgrade` → PreSync, `post-install`/`post-upgrade` → PostSync).
+//!   apply (`pre-install`/`pre-upgrade` → `PreSync`, `post-install`/`post-upgrade` → `PostSync`).
 //! - An object is a hook when it carries the Argo key (unless `Skip` is its only type) or a
 //!   Helm hook other than `crd-install`. A hook runs once in each sync phase among its types;
 //!   a hook with no sync phase is never applied; a non-hook object is in the Sync phase.
@@ -61,8 +61,8 @@ impl HookType {
     }
 }
 
-/// A sync phase, in execution order (`syncPhaseOrder`: PreSync −1, Sync 0, PostSync 1,
-/// SyncFail 2).
+/// A sync phase, in execution order (`syncPhaseOrder`: `PreSync` −1, `Sync` 0, `PostSync` 1,
+/// `SyncFail` 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Phase {
     PreSync,
@@ -179,7 +179,7 @@ impl Argo {
         }
     }
 
-    /// The phases applied during a successful install (SyncFail runs only on failure).
+    /// The phases applied during a successful install (`SyncFail` runs only on failure).
     pub fn install_phases(&self) -> impl Iterator<Item = Phase> + '_ {
         self.phases
             .iter()

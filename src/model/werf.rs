@@ -6,7 +6,7 @@
 //! - `werf.io/deploy-on`: a comma list of events; it replaces `helm.sh/hook`'s events. An
 //!   unknown event fails the release. Without either, the object is in the main (install)
 //!   stage.
-//! - Every CustomResourceDefinition and Namespace is applied first, with weight 0, whatever it
+//! - Every `CustomResourceDefinition` and `Namespace` is applied first, with weight 0, whatever it
 //!   carries.
 //! - An object with a manual dependency (`werf.io/deploy-dependency-<id>` or
 //!   `<id>.dependency.werf.io`) has no weight: it floats in its stage, ordered by its edges only.
@@ -92,7 +92,7 @@ fn weight_of(raw: &str) -> Option<i64> {
 }
 
 impl Werf {
-    /// Reads one object. `crd_or_namespace`: a CustomResourceDefinition or a core Namespace.
+    /// Reads one object. `crd_or_namespace`: a `CustomResourceDefinition` or a core `Namespace`.
     #[must_use]
     pub fn read(annotations: &[Annotation], crd_or_namespace: bool) -> Self {
         let find = |key: &str| {

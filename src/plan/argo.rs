@@ -1,6 +1,6 @@
 //! The order Argo CD syncs a release in (DIALECTS.md §2.3), as plan steps.
 //!
-//! gitops-engine sorts one task per object and sync phase by phase (PreSync, Sync, PostSync),
+//! gitops-engine sorts one task per object and sync phase by phase (`PreSync`, `Sync`, `PostSync`),
 //! wave, Argo's kind order (Helm's older install order; unknown kinds last, tied) and name, then
 //! pulls every Namespace in front of the first object in it, and every CRD in front of the
 //! first object of its group and kind, giving it that object's phase and wave. Each

@@ -20,6 +20,10 @@ pub fn step_name(stage: Stage, weight: Option<i64>) -> String {
     }
 }
 
+/// A resource in one stage: the stage, its weight (`None`: floating), its listing key (kind,
+/// name, namespace) and the document.
+type Placed = (Stage, Option<i64>, (String, String, String), DocId);
+
 /// Plans the release as werf installs it, or every value werf would reject.
 pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     let mut plan = Plan {
@@ -27,8 +31,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
         ..Plan::default()
     };
     let mut issues = Vec::new();
-    // (stage, weight or floating, listing key, doc)
-    let mut placed: Vec<(Stage, Option<i64>, (String, String, String), DocId)> = Vec::new();
+    let mut placed: Vec<Placed> = Vec::new();
     let mut not_objects = Vec::new();
     for (doc, d) in model.documents.iter().enumerate() {
         match &d.content {
