@@ -5,7 +5,8 @@
 //! pulls every Namespace in front of the first object in it, and every CRD in front of the
 //! first object of its group and kind, giving it that object's phase and wave. Each
 //! (phase, wave) is applied and waited for before the next, so each is one step, waiting for
-//! the one before. Waves span the whole release, subcharts and `crds/` included (Argo renders
+//! the one before; a Namespace or CRD pulled into the `PreSync` phase is listed in `crds`, applied
+//! before the hooks. Waves span the whole release, subcharts and `crds/` included (Argo renders
 //! with `--include-crds`). Skipped objects, hooks with no sync phase and `SyncFail` hooks are
 //! not applied on install.
 
@@ -134,6 +135,13 @@ pub fn plan(model: &Model) -> Plan {
     );
 
     for task in tasks {
+        // A Namespace or CRD pulled in front of a PreSync hook is applied before the hooks.
+        let pulled = task.phase == Phase::PreSync
+            && model.resource(task.doc).is_some_and(|r| !r.argo.is_hook);
+        if pulled {
+            plan.crds.push(task.doc);
+            continue;
+        }
         let name = step_name(task.phase, task.wave);
         match plan.steps.last_mut() {
             Some(step) if step.group.as_deref() == Some(name.as_str()) => {

@@ -1,7 +1,7 @@
 //! The order werf/nelm installs a release in (DIALECTS.md §1.2–1.3), as plan steps.
 //!
-//! Stages run one after the other: CRDs and Namespaces, `pre-install` hooks, regular resources,
-//! `post-install` hooks. Inside a stage each weight is one step, waiting for every resource of
+//! Stages run one after the other: CRDs and Namespaces (the plan's `crds`), `pre-install` hooks,
+//! regular resources, `post-install` hooks. Inside a stage each weight is one step, waiting for every resource of
 //! the weight before (readiness included); one weight's resources go in parallel, with no kind
 //! order. Weights span the whole release, subcharts included. A resource with a manual
 //! dependency has no weight: it floats in its stage (one step after the stage before, which the
@@ -68,6 +68,12 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     placed.sort_by(|a, b| {
         (a.0, a.1.is_none(), a.1, &a.2, a.3).cmp(&(b.0, b.1.is_none(), b.1, &b.2, b.3))
     });
+    // CRDs and Namespaces go first, before the pre-install hooks: the plan's `crds`.
+    let first = placed
+        .iter()
+        .take_while(|p| p.0 == Stage::PrePreInstall)
+        .count();
+    plan.crds = placed.drain(..first).map(|p| p.3).collect();
     let mut terminals: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < placed.len() {

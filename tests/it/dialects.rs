@@ -30,7 +30,7 @@ fn argo_plans_in_every_format_and_template() {
         let steps = parsed["steps"].as_array().expect("steps");
         assert!(!steps.is_empty(), "{name}");
         for (i, step) in steps.iter().enumerate() {
-            // Release-wide steps, each waiting for the one before.
+            // Argo's steps span the release, each waiting for the one before.
             assert!(step["chart"].is_null(), "{name}: {step}");
             let after: Vec<usize> = i.checked_sub(1).into_iter().collect();
             assert_eq!(step["after"], serde_json::json!(after), "{name}");
@@ -71,9 +71,8 @@ fn argo_order_follows_gitops_engine() {
         })
         .collect();
     let expected: Vec<(&str, Vec<&str>)> = vec![
-        // The Namespace (wave 3) moves in front of the first object in it, a PreSync hook,
-        // and takes its phase and wave; "05" is wave 5 by Go's Atoi.
-        ("PreSync:wave=5", vec!["Namespace/shop", "Job/migrate"]),
+        // "05" is wave 5 by Go's Atoi.
+        ("PreSync:wave=5", vec!["Job/migrate"]),
         ("PreSync:wave=7", vec!["Pod/smoke"]),
         // The subchart's wave -2 goes before the parent's objects: waves span the release.
         ("Sync:wave=-2", vec!["StatefulSet/db"]),
@@ -97,6 +96,15 @@ fn argo_order_follows_gitops_engine() {
         .map(|(g, r)| (g.as_str(), r.iter().map(String::as_str).collect()))
         .collect();
     assert_eq!(got, expected);
+    // The Namespace (wave 3) moves in front of the first object in it, a PreSync hook, and
+    // takes its phase: applied before the hooks, so listed under `crds`.
+    let first: Vec<&str> = parsed["crds"]
+        .as_array()
+        .expect("crds")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(first, ["shop"]);
     let skipped: Vec<&str> = parsed["not_installed"]
         .as_array()
         .expect("not_installed")
@@ -191,19 +199,13 @@ fn werf_order_is_stages_then_weights_across_the_release() {
         })
         .collect();
     let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
-        // Every CRD first, whatever its weight ("20" ignored), from both charts' crds/.
-        (
-            "pre-pre-install:weight=0",
-            vec!["rootcrs.example.org", "subcrs.example.org"],
-            vec![],
-        ),
         // deploy-on makes a regular Job a pre-install hook.
-        ("pre-install:weight=-5", vec!["migrate"], vec![0]),
+        ("pre-install:weight=-5", vec!["migrate"], vec![]),
         // The hook weight orders hooks; the hook runs in both hook stages.
-        ("pre-install:weight=10", vec!["hook-subchart"], vec![1]),
+        ("pre-install:weight=10", vec!["hook-subchart"], vec![0]),
         // Weights span the release: the subchart's -1 goes before the root's 0, and weight
         // 10 joins the subchart's and the sub-subchart's Deployments.
-        ("install:weight=-1", vec!["configmap-subchart"], vec![2]),
+        ("install:weight=-1", vec!["configmap-subchart"], vec![1]),
         (
             "install:weight=0",
             vec![
@@ -212,16 +214,16 @@ fn werf_order_is_stages_then_weights_across_the_release() {
                 "cr-rootchart",
                 "cr-subchart",
             ],
-            vec![3],
+            vec![2],
         ),
         (
             "install:weight=10",
             vec!["deployment-subchart", "deployment-subsubchart"],
-            vec![4],
+            vec![3],
         ),
         // A manual dependency drops the weight: the Deployment floats in its stage.
-        ("install:dependencies", vec!["worker"], vec![2]),
-        ("post-install:weight=10", vec!["hook-subchart"], vec![5, 6]),
+        ("install:dependencies", vec!["worker"], vec![1]),
+        ("post-install:weight=10", vec!["hook-subchart"], vec![4, 5]),
     ];
     let got: Vec<(&str, Vec<&str>, Vec<u64>)> = steps
         .iter()
@@ -235,6 +237,15 @@ fn werf_order_is_stages_then_weights_across_the_release() {
         .collect();
     assert_eq!(got, expected);
     assert_eq!(parsed["not_installed"][0]["name"], "test-subchart");
+    // Every CRD first, whatever its weight ("20" ignored), from both charts' crds/: applied
+    // before the pre-install hooks, so listed under `crds`.
+    let first: Vec<&str> = parsed["crds"]
+        .as_array()
+        .expect("crds")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(first, ["rootcrs.example.org", "subcrs.example.org"]);
 }
 
 #[test]

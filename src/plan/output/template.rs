@@ -38,6 +38,11 @@ pub fn write_template(
         {
             write_doc(&mut buf, model, doc, options);
         }
+    } else {
+        // A dialect applies some templated documents first (werf: Namespaces): printed first.
+        for &doc in plan.crds.iter().filter(|d| !crd(d)) {
+            write_doc(&mut buf, model, doc, options);
+        }
     }
     for step in &plan.steps {
         let chart = &model.charts[step.chart].display;

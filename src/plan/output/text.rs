@@ -40,6 +40,11 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
         "Release {root} in {} order (subcharts included; each step waits for the one before unless noted):",
         plan.dialect.name()
     )?;
+    write_list(
+        out,
+        "  Applied first",
+        plan.crds.iter().map(|&d| label(model, d)),
+    )?;
     if plan.steps.is_empty() {
         writeln!(out, "  (no steps)")?;
     }
