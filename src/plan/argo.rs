@@ -14,44 +14,13 @@ use crate::model::argo::Phase;
 use crate::model::{Content, DocId, Model};
 use crate::plan::{Dialect, Plan, Step};
 
-/// Argo CD's `kindOrder` (`sync_tasks.go`).
-const KIND_ORDER: [&str; 35] = [
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-];
+/// Argo CD's `kindOrder` (`sync_tasks.go`): Helm's install order without its first kind
+/// (`PriorityClass`) and its last two (the webhook configurations).
+const KIND_ORDER: &[&str] = crate::model::kinds::INSTALL_ORDER
+    .split_at(crate::model::kinds::INSTALL_ORDER.len() - 2)
+    .0
+    .split_at(1)
+    .1;
 
 /// Rank in [`KIND_ORDER`]; every other kind ranks after all of them, tied with each other.
 fn kind_rank(kind: &str) -> usize {
@@ -195,5 +164,19 @@ fn adjust_deps(model: &Model, tasks: &mut [Task], is_dep: Key, find_dep: Key) {
         } else if let Some(key) = find_dep(model, &tasks[i]) {
             first_index.entry(key).or_insert(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KIND_ORDER;
+
+    #[test]
+    fn kind_order_is_argo_cds_own_list() {
+        assert_eq!(KIND_ORDER.len(), 35);
+        assert_eq!(KIND_ORDER.first(), Some(&"Namespace"));
+        assert_eq!(KIND_ORDER.last(), Some(&"APIService"));
+        assert!(!KIND_ORDER.contains(&"PriorityClass"));
+        assert!(!KIND_ORDER.contains(&"MutatingWebhookConfiguration"));
     }
 }
