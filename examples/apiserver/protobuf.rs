@@ -547,26 +547,11 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Days since the epoch of a civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
+/// Seconds since the epoch of an RFC 3339 time, read as chartseq's readiness clock reads it.
 fn parse_rfc3339(t: &str) -> Option<i64> {
-    let b = t.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[10] != b'T' {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| t.get(r)?.parse::<i64>().ok();
-    let days = days_from_civil(n(0..4)?, n(5..7)?, n(8..10)?);
-    Some(days * 86_400 + n(11..13)? * 3600 + n(14..16)? * 60 + n(17..19)?)
+    let at = chartseq::readiness::clock::parse_rfc3339(t)?;
+    let secs = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    i64::try_from(secs).ok()
 }
 
 fn rfc3339(secs: i64) -> String {
