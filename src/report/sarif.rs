@@ -111,12 +111,7 @@ fn message(finding: &Finding) -> String {
 fn stdin_location(finding: &Finding) -> Value {
     let mut physical = json!({ "artifactLocation": { "uri": STDIN_URI, "index": 0 } });
     if let Some(p) = &finding.rendered {
-        physical["region"] = json!({
-            "startLine": p.line,
-            "startColumn": p.column,
-            "endLine": p.end_line,
-            "endColumn": p.end_column,
-        });
+        physical["region"] = region(p);
     }
     physical
 }
@@ -163,14 +158,19 @@ fn physical(location: &RepoLocation) -> Value {
     };
     let mut physical = json!({ "artifactLocation": artifact });
     if let Some(p) = &location.region {
-        physical["region"] = json!({
-            "startLine": p.line,
-            "startColumn": p.column,
-            "endLine": p.end_line,
-            "endColumn": p.end_column,
-        });
+        physical["region"] = region(p);
     }
     physical
+}
+
+/// A SARIF region: the position's first and last line and column.
+fn region(p: &crate::lint::Position) -> Value {
+    json!({
+        "startLine": p.line,
+        "startColumn": p.column,
+        "endLine": p.end_line,
+        "endColumn": p.end_column,
+    })
 }
 
 /// The other places that explain a finding (each edge of a cycle, the rendered line), as
