@@ -18,13 +18,7 @@ pub(super) fn write(
     writeln!(out, "  rankdir=TB;")?;
     writeln!(out, "  node [shape=box, fontname=\"Helvetica\"];")?;
     // One cluster per chart level; a release-wide dialect's steps share one cluster.
-    let clusters: Vec<(String, Option<usize>)> = if plan.dialect.release_wide() {
-        super::release_cluster(model, plan).into_iter().collect()
-    } else {
-        super::levels_in_order(plan, uninstall)
-            .map(|l| (model.charts[l.chart].display.clone(), Some(l.chart)))
-            .collect()
-    };
+    let clusters = super::clusters(model, plan, uninstall);
     for (label, chart) in clusters {
         writeln!(out, "  subgraph \"cluster_{}\" {{", escape(&label))?;
         writeln!(out, "    label=\"{}\";", escape(&label))?;

@@ -16,13 +16,7 @@ pub(super) fn write(
     let steps = super::steps_in_order(plan, uninstall);
     writeln!(out, "flowchart TD")?;
     // One subgraph per chart level; a release-wide dialect's steps share one subgraph.
-    let clusters: Vec<(String, Option<usize>)> = if plan.dialect.release_wide() {
-        super::release_cluster(model, plan).into_iter().collect()
-    } else {
-        super::levels_in_order(plan, uninstall)
-            .map(|l| (model.charts[l.chart].display.clone(), Some(l.chart)))
-            .collect()
-    };
+    let clusters = super::clusters(model, plan, uninstall);
     for (l, (label, chart)) in clusters.into_iter().enumerate() {
         writeln!(out, "  subgraph c{l}[\"{}\"]", escape(&label))?;
         for (i, step) in steps

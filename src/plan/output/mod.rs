@@ -59,6 +59,18 @@ fn levels_in_order(plan: &Plan, uninstall: bool) -> Box<dyn Iterator<Item = &Lev
     }
 }
 
+/// The clusters a drawing groups its steps in, with their labels: one per chart level, or the
+/// one cluster of a release-wide dialect's steps.
+fn clusters(model: &Model, plan: &Plan, uninstall: bool) -> Vec<(String, Option<usize>)> {
+    if plan.dialect.release_wide() {
+        release_cluster(model, plan).into_iter().collect()
+    } else {
+        levels_in_order(plan, uninstall)
+            .map(|l| (model.charts[l.chart].display.clone(), Some(l.chart)))
+            .collect()
+    }
+}
+
 /// The one cluster of a release-wide dialect's steps: the release (named by its root chart)
 /// and the dialect; none when the plan has no steps.
 fn release_cluster(model: &Model, plan: &Plan) -> Option<(String, Option<usize>)> {
