@@ -331,6 +331,24 @@ pub fn read_annotations(metadata: Option<&Node>, file: FileId) -> Vec<Annotation
         .collect()
 }
 
+/// A string annotation at one byte of file 0, for tests of the annotation readers.
+#[cfg(test)]
+pub(crate) fn test_annotation(key: &str, value: &str, at: u32) -> Annotation {
+    let loc = Loc {
+        file: FileId(0),
+        span: Span {
+            start: at,
+            end: at + 1,
+        },
+    };
+    Annotation {
+        key: key.to_owned(),
+        key_loc: loc,
+        value: AnnotationValue::Str(value.to_owned()),
+        value_loc: loc,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -189,24 +189,7 @@ impl Werf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::annotations::AnnotationValue;
-    use crate::parse::Span;
-
-    fn ann(key: &str, value: &str, at: u32) -> Annotation {
-        let loc = Loc {
-            file: crate::source::FileId(0),
-            span: Span {
-                start: at,
-                end: at + 1,
-            },
-        };
-        Annotation {
-            key: key.to_owned(),
-            key_loc: loc,
-            value: AnnotationValue::Str(value.to_owned()),
-            value_loc: loc,
-        }
-    }
+    use crate::model::annotations::test_annotation as ann;
 
     #[test]
     fn weights_are_trimmed_integers_and_win_over_hook_weight() {
