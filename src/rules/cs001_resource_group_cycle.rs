@@ -56,7 +56,8 @@ fn check(ctx: &Context, sink: &mut Sink) {
     }
 }
 
-fn edge_label(path: &[String], i: usize) -> String {
+/// The label of a cycle path's `i`-th edge (`a` depends on `b`), shared with CS002.
+pub(super) fn edge_label(path: &[String], i: usize) -> String {
     match (path.get(i), path.get(i + 1)) {
         (Some(a), Some(b)) if a == b => format!("`{a}` depends on itself"),
         (Some(a), Some(b)) => format!("`{a}` depends on `{b}`"),

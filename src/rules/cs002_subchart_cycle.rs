@@ -33,11 +33,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
             continue;
         };
         let chart_name = &ctx.model.charts[*chart].display;
-        let label = |i: usize| match (path.get(i), path.get(i + 1)) {
-            (Some(a), Some(b)) if a == b => format!("`{a}` depends on itself"),
-            (Some(a), Some(b)) => format!("`{a}` depends on `{b}`"),
-            _ => String::new(),
-        };
+        let label = |i: usize| super::cs001_resource_group_cycle::edge_label(path, i);
         let mut d = Diagnostic::new(
             &SUBCHART_CYCLE,
             *chart,
