@@ -96,10 +96,14 @@ pub(crate) fn write_plan_error(
     e: &plan::PlanError,
 ) -> io::Result<()> {
     // A dialect's own refusals are not lint findings: listed as they are.
-    if e.issues
-        .iter()
-        .any(|i| matches!(i, plan::PlanIssue::InvalidDialectValue { .. }))
-    {
+    if e.issues.iter().any(|i| {
+        matches!(
+            i,
+            plan::PlanIssue::InvalidDialectValue { .. }
+                | plan::PlanIssue::DialectReference { .. }
+                | plan::PlanIssue::DialectCycle { .. }
+        )
+    }) {
         return output::write_plan_error(err, model, e);
     }
     let report = crate::lint::plan_issue_findings(model);

@@ -117,6 +117,24 @@ pub enum PlanIssue {
         reason: String,
         loc: Loc,
     },
+    /// A dialect's reference that names nothing its tool can find (a kapp rule's change
+    /// group no resource has; a werf dependency matching no resource of its stage). Only a
+    /// dialect plan reports it.
+    DialectReference {
+        dialect: Dialect,
+        key: String,
+        reference: String,
+        reason: String,
+        loc: Loc,
+    },
+    /// A dialect's own ordering forms a circle (kapp rules, werf dependencies). `path` names
+    /// the resources (or change groups) in order; `edges[i]` is the annotation that makes
+    /// `path[i]` wait for `path[i + 1]`. Only a dialect plan reports it.
+    DialectCycle {
+        dialect: Dialect,
+        path: Vec<String>,
+        edges: Vec<Loc>,
+    },
     /// A subchart depends-on value that cannot be read.
     MalformedSubchartList {
         chart: ChartId,

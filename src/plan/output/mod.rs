@@ -216,6 +216,35 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
+            PlanIssue::DialectReference {
+                dialect,
+                key,
+                reference,
+                reason,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS603]: {key}: `{reference}` {reason}; {} would not find it",
+                    dialect.tool()
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
+            PlanIssue::DialectCycle {
+                dialect,
+                path,
+                edges,
+            } => {
+                writeln!(
+                    out,
+                    "error[CS605]: the {} order forms a cycle: {}",
+                    dialect.tool(),
+                    path.join(" -> ")
+                )?;
+                for (pair, loc) in path.windows(2).zip(edges) {
+                    writeln!(out, "  --> {}: {} waits for {}", at(*loc), pair[0], pair[1])?;
+                }
+            }
             PlanIssue::MalformedSubchartList {
                 chart: c,
                 error,
