@@ -440,6 +440,10 @@ pub struct ApplyArgs {
     /// Revisions kept per release (default: `$HELM_MAX_HISTORY`, else 10; 0: no limit).
     #[arg(long = "history-max", value_name = "N")]
     pub history_max: Option<usize>,
+    /// Whose order and waits to deploy in: HIP-0025 (default) or another tool's, read from
+    /// its own annotations.
+    #[arg(long, value_enum, default_value = "hip")]
+    pub dialect: DialectArg,
 }
 
 #[cfg(feature = "apply")]
@@ -563,6 +567,7 @@ impl ApplyArgs {
             create_namespace: self.create_namespace,
             no_lint: self.no_lint,
             history_max: history_max(self.history_max),
+            dialect: self.dialect.dialect(),
         })
     }
 }

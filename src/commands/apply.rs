@@ -78,6 +78,8 @@ pub struct ApplySettings {
     pub no_lint: bool,
     /// `--history-max`; 0 keeps every revision.
     pub history_max: usize,
+    /// Whose order and waits to deploy in (`--dialect`).
+    pub dialect: plan::Dialect,
 }
 
 /// `chartseq list` settings.
@@ -559,7 +561,7 @@ pub fn apply(
         )?;
         return Ok(Outcome::Findings);
     }
-    let plan = match plan::plan(&model) {
+    let plan = match plan::plan_in(&model, settings.dialect) {
         Ok(p) => p,
         Err(e) => {
             super::write_plan_error(err, &model, &e)?;
