@@ -425,3 +425,129 @@ fn a_dialect_release_reads_back_with_its_order_and_waits() {
     ok(apply(&env, &path, "werf"));
     assert!(env.release_secret(2).is_some());
 }
+
+/// A custom resource from `crds/`, and a ConfigMap one weight later.
+const WIDGETS: &str = "---
+# Source: widgets/crds/widget.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+# Source: widgets/templates/widget.yaml
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+spec: {size: 1}
+---
+# Source: widgets/templates/consumer.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: consumer
+  annotations:
+    werf.io/weight: \"1\"
+data: {uses: w}
+";
+
+/// Installs `WIDGETS` planned in werf's order, with the Widget's wait replaced by `wait`, the
+/// way a dialect planner (KOTS `kots.io/wait-for-properties`) sets it; whether it succeeded.
+fn install_with_wait(env: &Env, wait: chartseq::plan::Wait) -> Result<(), String> {
+    use chartseq::apply::{self, Context, cluster, deploy, judge, storage};
+    let model = chartseq::model::load_stream(
+        "widgets.yaml",
+        WIDGETS.as_bytes().to_vec(),
+        chartseq::parse::Limits::default(),
+    );
+    let mut plan = chartseq::plan::plan_in(&model, chartseq::plan::Dialect::Werf)
+        .map_err(|e| format!("{e:?}"))?;
+    let widget = (0..model.documents.len())
+        .find(|&d| model.resource(d).is_some_and(|r| r.id.kind == "Widget"))
+        .ok_or("no Widget")?;
+    plan.waits.insert(widget, wait);
+    let record = apply::release::record_from_plan(&model, &plan, "shop", "default")?;
+    let kubeconfig = env.server.kubeconfig.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let connection = cluster::Connection {
+            kubeconfig: Some(kubeconfig),
+            ..cluster::Connection::default()
+        };
+        let cluster = cluster::KubeCluster::connect(&connection)
+            .await
+            .map_err(|e| e.message)?;
+        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
+        let ctx = Context {
+            cluster: std::sync::Arc::new(cluster),
+            judge: std::sync::Arc::new(judge::Engine),
+            settings: deploy::RunSettings {
+                timeout: Duration::from_secs(10),
+                readiness_timeout: Duration::from_secs(3),
+                wait_for_jobs: false,
+                dry_run: false,
+                force_conflicts: false,
+                take_ownership: false,
+            },
+            atomic: false,
+            events,
+            cancel,
+            driver: storage::Driver::Secret,
+            history_max: 10,
+        };
+        apply::install(&ctx, record)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}
+
+#[test]
+fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
+    use chartseq::plan::Wait;
+    let pairs = vec![
+        (".status.phase".to_owned(), "Ready".to_owned()),
+        (".spec.size".to_owned(), "1".to_owned()),
+    ];
+    let scenario = "resources:\n- {kind: CustomResourceDefinition, name: widgets.example.com, readyAfterMs: 50}\n- kind: Widget\n  name: w\n  status:\n  - {afterMs: 200, value: {phase: Provisioning}}\n  - {afterMs: 700, value: {phase: Ready}}\n";
+    let env = start(scenario);
+    install_with_wait(&env, Wait::Properties(pairs.clone())).expect("installs");
+    // The ConfigMap of the next weight waited for the status that made every pair hold.
+    let ready = env.last_at("ready", "Widget", "w").expect("status set");
+    assert!(ready > t(&env, "ready", "Widget", "w"));
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= ready);
+
+    // A pair that never holds (the value is compared as exact text) times out, naming it.
+    let env = start(scenario);
+    let never = vec![
+        (".status.phase".to_owned(), "Ready".to_owned()),
+        (".spec.size".to_owned(), "01".to_owned()),
+    ];
+    let err = install_with_wait(&env, Wait::Properties(never)).expect_err("times out");
+    assert!(
+        err.contains("Widget/w") && err.contains(".spec.size=01 (success): observed \"1\""),
+        "{err}"
+    );
+    assert!(!env.exists("ConfigMap", "consumer"));
+
+    // `exists`: the next weight goes out as soon as the Widget is there, before any status.
+    let env = start(scenario);
+    install_with_wait(&env, Wait::Exists).expect("installs");
+    let first_status = env.at("ready", "Widget", "w").unwrap_or(u64::MAX);
+    assert!(t(&env, "apply", "ConfigMap", "consumer") < first_status);
+}
