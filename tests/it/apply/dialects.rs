@@ -57,9 +57,14 @@ spec:
 
 /// A stream of `(template, document)` pairs.
 fn stream(docs: &[(&str, String)]) -> String {
-    docs.iter()
-        .map(|(file, doc)| format!("---\n# Source: shop/templates/{file}\n{doc}"))
-        .collect()
+    let mut out = String::new();
+    for (file, doc) in docs {
+        out.push_str("---\n# Source: shop/templates/");
+        out.push_str(file);
+        out.push('\n');
+        out.push_str(doc);
+    }
+    out
 }
 
 fn apply(env: &Env, path: &str, dialect: &str) -> (i32, String, String) {
@@ -81,8 +86,8 @@ fn ok(result: (i32, String, String)) -> String {
     out
 }
 
-/// werf: weight 0 (a Deployment that takes a while, a ConfigMap), weight 1 (a ConfigMap and a
-/// Deployment), and a ConfigMap kept on uninstall.
+/// werf: weight 0 (a `Deployment` that takes a while, a `ConfigMap`), weight 1 (a `ConfigMap`
+/// and a `Deployment`), and a `ConfigMap` kept on uninstall.
 fn werf_stream() -> String {
     stream(&[
         ("db.yaml", deployment("db", "")),
@@ -249,8 +254,8 @@ fn werf_external_dependency_that_never_appears_times_out_naming_it() {
     assert!(!env.exists("ConfigMap", "uses-cert"));
 }
 
-/// Argo CD: a PreSync hook, wave 0 (a Job and a Deployment), wave 1 (a Deployment), a PostSync
-/// hook.
+/// Argo CD: a `PreSync` hook, wave 0 (a `Job` and a `Deployment`), wave 1 (a `Deployment`), a
+/// `PostSync` hook.
 fn argo_stream(post_sync: bool) -> String {
     let mut docs = vec![
         (
@@ -421,12 +426,20 @@ fn a_dialect_release_reads_back_with_its_order_and_waits() {
     // `status` shows the recorded plan as it ran.
     let out = ok(env.run(&["status", "shop", "-n", "default"]));
     assert!(out.contains("install:weight=1"), "{out}");
-    // An upgrade with the same chart keeps working from the recorded revision.
+    // An upgrade with the same chart keeps working from the recorded revision, and a
+    // rollback re-runs a revision read back from storage with its dialect, order and waits.
     ok(apply(&env, &path, "werf"));
     assert!(env.release_secret(2).is_some());
+    ok(env.run(&["rollback", "shop", "1", "-n", "default"]));
+    let (_, again) = env
+        .stored_release("Secret", "shop", 3)
+        .expect("the rollback is stored");
+    assert_eq!(again["chartseq"]["dialect"], "werf");
+    assert_eq!(again["chartseq"]["steps"], release["chartseq"]["steps"]);
+    assert_eq!(again["chartseq"]["waits"], release["chartseq"]["waits"]);
 }
 
-/// A custom resource from `crds/`, and a ConfigMap one weight later.
+/// A custom resource from `crds/`, and a `ConfigMap` one weight later.
 const WIDGETS: &str = "---
 # Source: widgets/crds/widget.yaml
 apiVersion: apiextensions.k8s.io/v1
