@@ -832,7 +832,7 @@ fn run(
             if args.uninstall && args.dialect.dialect().release_wide() {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
-                    "--uninstall is only supported with --dialect hip",
+                    "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
                 )));
             }
             commands::plan(

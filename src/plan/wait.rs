@@ -17,7 +17,12 @@
 //!   [`Wait::Status`] for the kinds KOTS has a status informer for and [`Wait::Exists`] for
 //!   every other kind; `kots.io/wait-for-properties` is [`Wait::Properties`]; the rest
 //!   [`Wait::None`].
-//! - kapp (§3.3): [`Wait::Status`]; `kapp.k14s.io/disable-wait` is [`Wait::None`].
+//! - kapp (§3.3): [`Wait::Status`]; `kapp.k14s.io/disable-wait` is [`Wait::None`]; an object
+//!   marked `kapp.k14s.io/exists` is never applied (`not_installed`) and becomes an
+//!   [`External`] of the resources ordered after it.
+//! - the draft HIP: [`Wait::Ready`], as HIP-0025 (no entry needed).
+//!
+//! `crds/` documents are Helm's whatever the dialect: created first, waited established.
 
 use serde::{Deserialize, Serialize};
 
@@ -101,5 +106,139 @@ impl External {
             Some(ns) => format!("{what}/{} (namespace {ns})", self.name),
             None => format!("{what}/{}", self.name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Model, load_stream};
+    use crate::plan::{Dialect, Plan, plan_in};
+
+    fn planned(stream: &str, dialect: Dialect) -> (Model, Plan) {
+        let model = load_stream(
+            "s",
+            stream.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let plan = plan_in(&model, dialect).expect("plans");
+        (model, plan)
+    }
+
+    /// The wait of each named object, as `Kind/name=wait`, in document order.
+    fn waits(model: &Model, plan: &Plan) -> Vec<String> {
+        (0..model.documents.len())
+            .filter_map(|d| {
+                let r = model.resource(d)?;
+                Some(format!(
+                    "{}/{}={}",
+                    r.id.kind,
+                    r.id.name,
+                    plan.wait_of(d).describe()
+                ))
+            })
+            .collect()
+    }
+
+    fn doc(kind: &str, name: &str, annotations: &str) -> String {
+        format!(
+            "---\n# Source: c/templates/{name}.yaml\napiVersion: v1\nkind: {kind}\nmetadata:\n  name: {name}\n  annotations:\n    x: \"y\"{annotations}\n"
+        )
+    }
+
+    #[test]
+    fn werf_waits_for_everything_but_non_blocking_and_runs_hooks_to_completion() {
+        let stream = [
+            doc("Namespace", "ns", ""),
+            doc("Pod", "app", ""),
+            doc(
+                "Pod",
+                "bg",
+                "\n    werf.io/track-termination-mode: NonBlocking",
+            ),
+            doc("Pod", "migrate", "\n    helm.sh/hook: pre-install"),
+            doc(
+                "ConfigMap",
+                "uses",
+                "\n    tls.external-dependency.werf.io: v1:Secret:tls",
+            ),
+        ]
+        .concat();
+        let (model, plan) = planned(&stream, Dialect::Werf);
+        assert_eq!(
+            waits(&model, &plan),
+            [
+                "Namespace/ns=ready (kstatus, Jobs complete)",
+                "Pod/app=ready (kstatus, Jobs complete)",
+                "Pod/bg=not waited",
+                "Pod/migrate=complete",
+                "ConfigMap/uses=ready (kstatus, Jobs complete)",
+            ]
+        );
+        let external: Vec<String> = plan
+            .external
+            .values()
+            .flatten()
+            .map(External::label)
+            .collect();
+        assert_eq!(external, ["Secret/tls"]);
+        assert_eq!(plan.external.keys().copied().collect::<Vec<_>>(), [4]);
+    }
+
+    #[test]
+    fn argo_waits_between_waves_but_not_after_the_last_one_without_hooks() {
+        let stream = [
+            doc("Pod", "pre", "\n    argocd.argoproj.io/hook: PreSync"),
+            doc("ConfigMap", "w0", ""),
+            doc(
+                "ConfigMap",
+                "w1",
+                "\n    argocd.argoproj.io/sync-wave: \"1\"",
+            ),
+        ]
+        .concat();
+        let (model, plan) = planned(&stream, Dialect::Argo);
+        assert_eq!(
+            waits(&model, &plan),
+            [
+                "Pod/pre=complete",
+                "ConfigMap/w0=ready (kstatus, Jobs complete)",
+                "ConfigMap/w1=not waited",
+            ]
+        );
+        // A hook in the last wave keeps it waited.
+        let with_post = format!(
+            "{stream}{}",
+            doc("Pod", "post", "\n    argocd.argoproj.io/hook: PostSync")
+        );
+        let (model, plan) = planned(&with_post, Dialect::Argo);
+        assert_eq!(
+            waits(&model, &plan)[2..],
+            [
+                "ConfigMap/w1=ready (kstatus, Jobs complete)".to_owned(),
+                "Pod/post=complete".to_owned()
+            ]
+        );
+        // A sync of one wave waits for nothing but its hooks.
+        let (model, plan) = planned(&doc("ConfigMap", "only", ""), Dialect::Argo);
+        assert_eq!(waits(&model, &plan), ["ConfigMap/only=not waited"]);
+    }
+
+    #[test]
+    fn hip_plans_wait_as_hip_and_waits_serialize_tagged() {
+        let (model, plan) = planned(&doc("ConfigMap", "a", ""), Dialect::Hip);
+        assert!(plan.waits.is_empty());
+        assert_eq!(waits(&model, &plan), ["ConfigMap/a=ready"]);
+        let w = Wait::Properties(vec![(".status.ready".into(), "true".into())]);
+        let json = serde_json::to_value(&w).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"wait": "properties", "pairs": [[".status.ready", "true"]]})
+        );
+        assert_eq!(serde_json::from_value::<Wait>(json).expect("reads back"), w);
+        assert_eq!(
+            serde_json::to_value(Wait::Status).expect("serializes"),
+            serde_json::json!({"wait": "status"})
+        );
     }
 }

@@ -564,3 +564,23 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
     let first_status = env.at("ready", "Widget", "w").unwrap_or(u64::MAX);
     assert!(t(&env, "apply", "ConfigMap", "consumer") < first_status);
 }
+
+#[test]
+fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("werf.yaml");
+    std::fs::write(&path, werf_stream()).expect("written");
+    let (code, _, err) = crate::run(crate::chartseq().args([
+        "plan",
+        path.to_str().expect("UTF-8"),
+        "--dialect",
+        "werf",
+        "--uninstall",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--uninstall is only supported with --dialect hip")
+            && err.contains("`chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded"),
+        "{err}"
+    );
+}
