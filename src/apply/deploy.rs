@@ -567,24 +567,28 @@ impl Runner {
         self.finish(label, indexes.len(), started.elapsed(), result)
     }
 
-    /// A dialect's step that runs Helm hooks deletes the ones left from an earlier run first,
-    /// as Helm's default `before-hook-creation` policy does (a Job's spec cannot change).
+    /// A dialect's step that runs hooks deletes the ones left from an earlier run first, as
+    /// the default policy does (Helm's `before-hook-creation`, Argo CD's `BeforeHookCreation`):
+    /// a Job's spec cannot change.
     async fn recreate_hooks(
         &self,
         record: &Record,
         label: &str,
         indexes: &[usize],
     ) -> Result<(), RunError> {
+        let argo = record.dialect.as_deref() == Some("argo");
         let hooks: Vec<usize> = indexes
             .iter()
             .copied()
             .filter(|&i| {
-                record.items[i].hook.as_ref().is_some_and(|h| {
+                let item = &record.items[i];
+                let helm = item.hook.as_ref().is_some_and(|h| {
                     h.delete_policies.is_empty()
                         || h.delete_policies
                             .iter()
                             .any(|p| p == "before-hook-creation")
-                })
+                });
+                helm || (argo && argo_recreates(&item.object))
             })
             .collect();
         if !hooks.is_empty() {
@@ -970,6 +974,20 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// An Argo CD hook whose delete policy (`argocd.argoproj.io/hook-delete-policy`, default
+/// `BeforeHookCreation`) recreates it on every sync.
+fn argo_recreates(object: &Value) -> bool {
+    let annotations = &object["metadata"]["annotations"];
+    if annotations.get("argocd.argoproj.io/hook").is_none() {
+        return false;
+    }
+    annotations["argocd.argoproj.io/hook-delete-policy"]
+        .as_str()
+        .is_none_or(|p| {
+            p.trim().is_empty() || p.split(',').any(|p| p.trim() == "BeforeHookCreation")
+        })
 }
 
 /// The uninstall order of a record, the exact reverse of install (SPEC §2): plan steps

@@ -584,3 +584,38 @@ fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
         "{err}"
     );
 }
+
+#[test]
+fn an_upgrade_recreates_the_hooks_a_dialect_runs_in_its_steps() {
+    let env = start("");
+    let argo = env.stream("argo.yaml", &argo_stream(true));
+    ok(apply(&env, &argo, "argo"));
+    ok(apply(&env, &argo, "argo"));
+    // Argo's default BeforeHookCreation: deleted before each new run.
+    assert_eq!(env.count("delete", "Job", "migrate"), 1);
+    assert_eq!(env.count("delete", "Job", "smoke"), 1);
+    assert_eq!(env.count("apply", "Job", "migrate"), 2);
+    // A non-hook Job is an ordinary resource: applied again in place.
+    assert_eq!(env.count("delete", "Job", "seed"), 0);
+
+    let env = start("");
+    let werf = env.stream(
+        "werf.yaml",
+        &stream(&[
+            (
+                "migrate.yaml",
+                job(
+                    "migrate",
+                    "\n    helm.sh/hook: pre-install,pre-upgrade\n    werf.io/weight: \"2\"",
+                ),
+            ),
+            ("app.yaml", config_map("app", "")),
+        ]),
+    );
+    ok(apply(&env, &werf, "werf"));
+    ok(apply(&env, &werf, "werf"));
+    // Helm's default before-hook-creation, once per run; never run twice in one.
+    assert_eq!(env.count("delete", "Job", "migrate"), 1);
+    assert_eq!(env.count("apply", "Job", "migrate"), 2);
+    assert!(t(&env, "apply", "ConfigMap", "app") >= t(&env, "apply", "Job", "migrate"));
+}
