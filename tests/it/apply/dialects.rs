@@ -619,3 +619,39 @@ fn an_upgrade_recreates_the_hooks_a_dialect_runs_in_its_steps() {
     assert_eq!(env.count("apply", "Job", "migrate"), 2);
     assert!(t(&env, "apply", "ConfigMap", "app") >= t(&env, "apply", "Job", "migrate"));
 }
+
+#[test]
+fn what_a_dialect_applies_before_its_hooks_is_a_first_step_and_deleted_last() {
+    let env = start("");
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[
+            (
+                "migrate.yaml",
+                job("migrate", "\n    helm.sh/hook: pre-install"),
+            ),
+            ("app.yaml", config_map("app", "")),
+            (
+                "namespace.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n  annotations:\n    werf.io/weight: \"5\"\n"
+                    .to_owned(),
+            ),
+        ]),
+    );
+    let out = ok(apply(&env, &path, "werf"));
+    assert!(out.contains("werf (before hooks)"), "{out}");
+    // The Namespace (werf's pre-pre-install stage, whatever its weight) before the hook.
+    assert!(t(&env, "apply", "Namespace", "extra") <= t(&env, "apply", "Job", "migrate"));
+    assert!(
+        t(&env, "apply", "ConfigMap", "app")
+            >= env.last_at("ready", "Job", "migrate").expect("done")
+    );
+    let from = env.log().len();
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    let deleted: Vec<String> = env.log()[from..]
+        .iter()
+        .filter(|e| e.verb == "delete" && e.kind != "Secret")
+        .map(|e| format!("{}/{}", e.kind, e.name))
+        .collect();
+    assert_eq!(deleted, ["ConfigMap/app", "Job/migrate", "Namespace/extra"]);
+}
