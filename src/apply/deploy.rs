@@ -730,7 +730,13 @@ impl Runner {
     }
 
     /// The hooks of one event, by weight, name, kind, honouring `helm.sh/hook-delete-policy`.
+    /// A release applied in a dialect runs the hooks its tool installs inside its steps, and
+    /// no others on install, upgrade or rollback (Argo's `Skip`, werf's `deploy-on` elsewhere);
+    /// only the delete events run Helm's hooks.
     pub async fn hooks(&self, record: &Record, event: &str) -> Result<(), RunError> {
+        if record.dialect.is_some() && !event.ends_with("-delete") {
+            return Ok(());
+        }
         for &i in &record.hooks {
             let item = &record.items[i];
             let Some(hook) = &item.hook else { continue };

@@ -655,3 +655,35 @@ fn what_a_dialect_applies_before_its_hooks_is_a_first_step_and_deleted_last() {
         .collect();
     assert_eq!(deleted, ["ConfigMap/app", "Job/migrate", "Namespace/extra"]);
 }
+
+#[test]
+fn hooks_a_dialect_never_installs_are_not_run_and_delete_hooks_run_on_uninstall() {
+    let env = start("");
+    let path = env.stream(
+        "argo.yaml",
+        &stream(&[
+            (
+                "skipped.yaml",
+                job(
+                    "skipped",
+                    "\n    helm.sh/hook: pre-install\n    argocd.argoproj.io/hook: Skip",
+                ),
+            ),
+            (
+                "cleanup.yaml",
+                job(
+                    "cleanup",
+                    "\n    helm.sh/hook: pre-delete\n    helm.sh/hook-delete-policy: hook-succeeded",
+                ),
+            ),
+            ("app.yaml", config_map("app", "")),
+        ]),
+    );
+    ok(apply(&env, &path, "argo"));
+    // Argo skips it; Helm would have run it as a pre-install hook.
+    assert_eq!(env.count("apply", "Job", "skipped"), 0);
+    assert_eq!(env.count("apply", "Job", "cleanup"), 0);
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    assert_eq!(env.count("apply", "Job", "skipped"), 0);
+    assert!(t(&env, "apply", "Job", "cleanup") < t(&env, "delete", "ConfigMap", "app"));
+}
