@@ -14,9 +14,10 @@
 //! - Argo CD (§2.4): hooks run to completion; other resources healthy before the next wave,
 //!   except in the last wave when it holds no hook, or when the sync has a single wave.
 //! - KOTS (§4.2): nothing unless annotated: `kots.io/wait-for-ready: "true"` is
-//!   [`Wait::Status`] for the kinds KOTS has a status informer for and [`Wait::Exists`] for
-//!   every other kind; `kots.io/wait-for-properties` is [`Wait::Properties`]; the rest
-//!   [`Wait::None`].
+//!   [`Wait::kots_ready`] ([`Wait::Status`] for the kinds KOTS has a status informer for,
+//!   [`Wait::Exists`] for every other kind); `kots.io/wait-for-properties` is
+//!   [`Wait::Properties`]; the rest [`Wait::None`]. KOTS applies one object at a time and a
+//!   wait holds back everything after it: the steps say that, the waits say what is awaited.
 //! - kapp (§3.3): [`Wait::Status`]; `kapp.k14s.io/disable-wait` is [`Wait::None`]; an object
 //!   marked `kapp.k14s.io/exists` is never applied (`not_installed`) and becomes an
 //!   [`External`] of the resources ordered after it.
@@ -62,6 +63,29 @@ impl Wait {
                 format!("properties {}", pairs.join(","))
             }
             Wait::None => "not waited".to_owned(),
+        }
+    }
+}
+
+/// The kinds KOTS has a status informer for (`appstate`): `kots.io/wait-for-ready` waits
+/// for them to be ready; any other kind is "ready" as soon as it exists (DIALECTS.md §4.2).
+const KOTS_INFORMED_KINDS: [&str; 6] = [
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "Service",
+    "Ingress",
+    "PersistentVolumeClaim",
+];
+
+impl Wait {
+    /// What KOTS' `kots.io/wait-for-ready: "true"` waits for on an object of `kind`.
+    #[must_use]
+    pub fn kots_ready(kind: &str) -> Wait {
+        if KOTS_INFORMED_KINDS.contains(&kind) {
+            Wait::Status
+        } else {
+            Wait::Exists
         }
     }
 }
@@ -222,6 +246,14 @@ mod tests {
         // A sync of one wave waits for nothing but its hooks.
         let (model, plan) = planned(&doc("ConfigMap", "only", ""), Dialect::Argo);
         assert_eq!(waits(&model, &plan), ["ConfigMap/only=not waited"]);
+    }
+
+    #[test]
+    fn kots_ready_is_status_for_informed_kinds_and_existence_for_the_rest() {
+        assert_eq!(Wait::kots_ready("StatefulSet"), Wait::Status);
+        assert_eq!(Wait::kots_ready("PersistentVolumeClaim"), Wait::Status);
+        assert_eq!(Wait::kots_ready("Job"), Wait::Exists);
+        assert_eq!(Wait::kots_ready("Certificate"), Wait::Exists);
     }
 
     #[test]
