@@ -7,6 +7,7 @@ pub mod annotations;
 pub mod argo;
 pub mod facts;
 pub mod kinds;
+pub mod kots;
 mod load;
 pub mod werf;
 
@@ -177,6 +178,8 @@ pub struct Resource {
     pub argo: argo::Argo,
     /// werf/nelm's stages and weight (`--dialect werf`).
     pub werf: werf::Werf,
+    /// KOTS's phases and waits (`--dialect kots`).
+    pub kots: kots::Kots,
 }
 
 impl Resource {
