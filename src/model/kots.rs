@@ -168,7 +168,7 @@ impl Kots {
             let path_loc = sub(start, path.len());
             let value_loc = sub(start + path.len() + 1, value.len());
             let jsonpath = if path.is_empty() {
-                self.reject(piece, "has an empty path".to_owned(), sub(start, piece.len()));
+                self.reject(piece, "a pair with an empty path".to_owned(), sub(start, piece.len()));
                 None
             } else {
                 match jsonpath::parse(&format!("{{ {path} }}")) {
@@ -176,7 +176,7 @@ impl Kots {
                     Err(e) => {
                         self.reject(
                             piece,
-                            format!("has a path KOTS cannot parse ({e})"),
+                            format!("a pair whose path does not parse ({e})"),
                             path_loc,
                         );
                         None
@@ -340,7 +340,7 @@ mod tests {
         );
         assert_eq!(k.rejected.len(), 2);
         assert_eq!(k.rejected[0].value, "=true");
-        assert!(k.rejected[1].reason.contains("cannot parse"), "{:?}", k.rejected);
+        assert!(k.rejected[1].reason.contains("does not parse"), "{:?}", k.rejected);
         // Every pair is still recorded, in order.
         assert_eq!(k.wait_for_properties.len(), 3);
         assert!(k.wait_for_properties[2].jsonpath.is_some());

@@ -579,6 +579,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
             || (kind == "Namespace" && group.is_empty()),
     );
     let kots = super::kots::Kots::read(&annotations, Some((text, base)));
+    let draft = super::draft::Draft::read(&annotations);
     let mut redact = Vec::new();
     if kind == "Secret" {
         for key in ["data", "stringData"] {
@@ -609,6 +610,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         argo,
         werf,
         kots,
+        draft,
     }))
 }
 

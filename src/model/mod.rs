@@ -5,6 +5,7 @@
 
 pub mod annotations;
 pub mod argo;
+pub mod draft;
 pub mod facts;
 pub mod kinds;
 pub mod kots;
@@ -180,6 +181,8 @@ pub struct Resource {
     pub werf: werf::Werf,
     /// KOTS's phases and waits (`--dialect kots`).
     pub kots: kots::Kots,
+    /// The draft HIP's layers and weights (`--dialect draft`).
+    pub draft: draft::Draft,
 }
 
 impl Resource {
