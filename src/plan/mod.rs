@@ -192,7 +192,7 @@ impl Dialect {
             Dialect::Werf => "werf",
             Dialect::Kapp => "kapp",
             Dialect::Kots => "KOTS",
-            Dialect::Draft => "the draft sequencing HIP",
+            Dialect::Draft => "draft HIP",
         }
     }
 
