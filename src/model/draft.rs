@@ -114,7 +114,9 @@ impl Draft {
                         loc: a.value_loc,
                     }),
                 };
-            } else if let Some(&list_key) = LAYER_LISTS.iter().chain(&CHART_LISTS).find(|k| **k == key) {
+            } else if let Some(&list_key) =
+                LAYER_LISTS.iter().chain(&CHART_LISTS).find(|k| **k == key)
+            {
                 let Some(names) = names(&a.value) else {
                     draft.reject(a, "not a name or a list of names");
                     continue;

@@ -10,7 +10,7 @@
 //! - `kots.io/wait-for-properties`: `<path>=<value>[,<path>=<value>…]` (`GetWaitForProperties`):
 //!   split on every `,`, each piece split at its first `=`, nothing trimmed; a piece without `=`
 //!   is logged and skipped. KOTS then waits for every pair in turn: the path, written without
-//!   braces, is wrapped as `{ <path> }` and evaluated with client-go's JSONPath on the whole
+//!   braces, is wrapped as `{ <path> }` and evaluated with client-go's `JSONPath` on the whole
 //!   object; a pair holds when the printed result equals the value exactly. An empty path or a
 //!   path that does not parse aborts the deploy at that object.
 //!
@@ -60,7 +60,7 @@ pub struct Phase {
 /// One `<path>=<value>` pair of `kots.io/wait-for-properties`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WaitForProperty {
-    /// The JSONPath as written, without braces (`.status.ready`); evaluated on the whole object.
+    /// The `JSONPath` as written, without braces (`.status.ready`); evaluated on the whole object.
     pub path: Spanned<String>,
     /// The exact string the printed result must equal.
     pub value: Spanned<String>,
@@ -84,8 +84,8 @@ pub struct Kots {
     pub creation_phase: Phase,
     pub deletion_phase: Phase,
     /// `kots.io/wait-for-ready: "true"`: after applying the object KOTS waits, with no timeout,
-    /// until it is ready (Deployment, StatefulSet, DaemonSet, Service, Ingress and
-    /// PersistentVolumeClaim by their status; any other kind as soon as it exists), holding
+    /// until it is ready (`Deployment`, `StatefulSet`, `DaemonSet`, `Service`, `Ingress` and
+    /// `PersistentVolumeClaim` by their status; any other kind as soon as it exists), holding
     /// back every object applied after it.
     pub wait_for_ready: bool,
     /// Where `kots.io/wait-for-ready` is written, when present (whatever its value).
@@ -168,7 +168,11 @@ impl Kots {
             let path_loc = sub(start, path.len());
             let value_loc = sub(start + path.len() + 1, value.len());
             let jsonpath = if path.is_empty() {
-                self.reject(piece, "a pair with an empty path".to_owned(), sub(start, piece.len()));
+                self.reject(
+                    piece,
+                    "a pair with an empty path".to_owned(),
+                    sub(start, piece.len()),
+                );
                 None
             } else {
                 match jsonpath::parse(&format!("{{ {path} }}")) {
@@ -262,10 +266,21 @@ mod tests {
 
     #[test]
     fn phases_are_go_parse_int_with_zero_for_the_rest() {
-        let k = Kots::read(&[ann(CREATION_PHASE, "-1", 1), ann(DELETION_PHASE, "01", 2)], None);
+        let k = Kots::read(
+            &[ann(CREATION_PHASE, "-1", 1), ann(DELETION_PHASE, "01", 2)],
+            None,
+        );
         assert_eq!((k.creation_phase.value, k.deletion_phase.value), (-1, 1));
         assert_eq!(k.creation_phase.problem, None);
-        for bad in ["", " 1", "1.5", "one", "0x10", "1_000", "9223372036854775808"] {
+        for bad in [
+            "",
+            " 1",
+            "1.5",
+            "one",
+            "0x10",
+            "1_000",
+            "9223372036854775808",
+        ] {
             let k = Kots::read(&[ann(CREATION_PHASE, bad, 3)], None);
             assert_eq!(k.creation_phase.value, 0, "{bad:?}");
             assert_eq!(k.creation_phase.problem, Some(PhaseProblem::NotAnInteger));
@@ -340,7 +355,11 @@ mod tests {
         );
         assert_eq!(k.rejected.len(), 2);
         assert_eq!(k.rejected[0].value, "=true");
-        assert!(k.rejected[1].reason.contains("does not parse"), "{:?}", k.rejected);
+        assert!(
+            k.rejected[1].reason.contains("does not parse"),
+            "{:?}",
+            k.rejected
+        );
         // Every pair is still recorded, in order.
         assert_eq!(k.wait_for_properties.len(), 3);
         assert!(k.wait_for_properties[2].jsonpath.is_some());
@@ -363,7 +382,10 @@ mod tests {
         let text = "x: '.a=1,.b=2'";
         let loc = Loc {
             file: crate::source::FileId(0),
-            span: Span { start: 103, end: 114 },
+            span: Span {
+                start: 103,
+                end: 114,
+            },
         };
         let annotation = Annotation {
             key: WAIT_FOR_PROPERTIES.into(),

@@ -9,8 +9,8 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{annotations, argo, draft, kots, werf};
 use crate::model::{Content, Model};
+use crate::model::{annotations, argo, draft, kots, werf};
 use crate::plan::Dialect;
 use crate::source::Loc;
 
@@ -45,9 +45,7 @@ pub fn dialect_of(key: &str) -> Option<Dialect> {
         {
             Dialect::Werf
         }
-        _ if kapp("kapp.k14s.io/change-group") || kapp("kapp.k14s.io/change-rule") => {
-            Dialect::Kapp
-        }
+        _ if kapp("kapp.k14s.io/change-group") || kapp("kapp.k14s.io/change-rule") => Dialect::Kapp,
         _ if kots::KEYS.contains(&key) => Dialect::Kots,
         _ if draft::SUPERSEDED.iter().any(|(k, _)| *k == key) => Dialect::Draft,
         _ => return None,

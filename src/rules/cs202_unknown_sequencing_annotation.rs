@@ -1,9 +1,9 @@
 use crate::lint::{Context, Diagnostic, Sink};
-use crate::model::draft::SUPERSEDED;
 use crate::model::annotations::{
     DEPENDS_ON_GROUPS, DEPENDS_ON_SUBCHARTS, HOOK, HOOK_DELETE_POLICY, HOOK_WEIGHT,
     READINESS_FAILURE, READINESS_SUCCESS, RESOURCE_GROUP,
 };
+use crate::model::draft::SUPERSEDED;
 use crate::parse::Node;
 use crate::source::Loc;
 

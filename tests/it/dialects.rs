@@ -542,7 +542,11 @@ fn auto_picks_the_dialect_the_chart_carries() {
         let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
         assert_eq!(parsed["dialect"].as_str(), dialect, "{path}");
         // The same plan as asking for that dialect.
-        let explicit = dialect_run(path, dialect.unwrap_or("hip"), &["plan", "--format", "json"]);
+        let explicit = dialect_run(
+            path,
+            dialect.unwrap_or("hip"),
+            &["plan", "--format", "json"],
+        );
         assert_eq!(explicit.1, json, "{path}");
     }
     // HIP-0025's annotations: HIP-0025.
@@ -565,8 +569,9 @@ fn auto_refuses_a_chart_that_mixes_two_dialects_unless_one_is_chosen() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(out.is_empty(), "{out}");
         assert!(
-            err.contains("argo (argocd.argoproj.io/sync-wave at fixtures/dialects/mixed.yaml:10:5)")
-                && err.contains("kots (kots.io/creation-phase at fixtures/dialects/mixed.yaml:18:5)")
+            err.contains(
+                "argo (argocd.argoproj.io/sync-wave at fixtures/dialects/mixed.yaml:10:5)"
+            ) && err.contains("kots (kots.io/creation-phase at fixtures/dialects/mixed.yaml:18:5)")
                 && err.contains("--dialect argo or --dialect kots"),
             "{err}"
         );
