@@ -14,6 +14,9 @@ use crate::model::{annotations, argo, draft, kots, werf};
 use crate::plan::Dialect;
 use crate::source::Loc;
 
+/// HIP-0025's keys in `Chart.yaml`: the chart annotation and the dependencies' field.
+const CHART_KEYS: [&str; 2] = [annotations::DEPENDS_ON_SUBCHARTS, "depends-on"];
+
 /// The first place a chart carries a dialect's annotation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Detection {
@@ -79,10 +82,10 @@ pub fn detect(model: &Model) -> Vec<Detection> {
     for chart in &model.charts {
         let Some(info) = &chart.info else { continue };
         if let Some(list) = &info.depends_on_subcharts {
-            note(Dialect::Hip, annotations::DEPENDS_ON_SUBCHARTS, list.loc);
+            note(Dialect::Hip, CHART_KEYS[0], list.loc);
         }
         if let Some((_, list)) = info.dependency_depends_on.first() {
-            note(Dialect::Hip, "depends-on", list.loc);
+            note(Dialect::Hip, CHART_KEYS[1], list.loc);
         }
     }
     found
@@ -150,7 +153,12 @@ impl Choice {
 /// The dialect `--dialect auto` picks: the one the chart carries, HIP-0025 when it carries
 /// none; a chart that carries two or more is refused.
 pub fn auto(model: &Model) -> Result<Dialect, Mixed> {
-    let found = detect(model);
+    let mut found = detect(model);
+    // The draft orders subcharts by the same `Chart.yaml` keys as HIP-0025: with the draft's
+    // resource keys they mark no second dialect.
+    if found.iter().any(|d| d.dialect == Dialect::Draft) {
+        found.retain(|d| !(d.dialect == Dialect::Hip && CHART_KEYS.contains(&d.key.as_str())));
+    }
     match found.as_slice() {
         [] => Ok(Dialect::Hip),
         [one] => Ok(one.dialect),

@@ -591,3 +591,33 @@ fn auto_refuses_a_chart_that_mixes_two_dialects_unless_one_is_chosen() {
     ];
     assert_eq!(borrowed(&steps_of(&json)), expected);
 }
+
+/// The draft orders subcharts by HIP-0025's `Chart.yaml` keys: with the draft's layers they
+/// are no second dialect, and the subchart order is kept.
+#[test]
+fn draft_subcharts_follow_chart_yaml_and_auto_picks_the_draft() {
+    let stream = "fixtures/dialects/draft/chart.rendered.yaml";
+    let chart = "fixtures/dialects/draft/chart";
+    let (code, json, err) = run(chartseq().args([
+        "plan",
+        stream,
+        "--chart",
+        chart,
+        "--dialect",
+        "auto",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+    assert_eq!(parsed["dialect"], "draft");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("", vec!["ConfigMap/nginx"], vec![]),
+        ("", vec!["ConfigMap/rabbitmq"], vec![]),
+        // `bar` waits for `nginx` and `rabbitmq` (its `depends-on`).
+        ("", vec!["ConfigMap/bar"], vec![0, 1]),
+        ("database", vec!["Service/db-service"], vec![0, 1, 2]),
+        ("app", vec!["ConfigMap/my-app"], vec![3]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+}
