@@ -69,6 +69,22 @@ pub struct WaitForProperty {
     pub jsonpath: Option<JsonPath>,
 }
 
+impl WaitForProperty {
+    /// Whether the pair holds on `object` (the whole object, as read from the cluster) as KOTS
+    /// judges it: the printed result equals the value exactly. A path that finds nothing
+    /// prints nothing, so it holds only for an empty value; a pair KOTS refuses never holds.
+    #[must_use]
+    pub fn holds(&self, object: &serde_json::Value) -> bool {
+        let Some(path) = &self.jsonpath else {
+            return false;
+        };
+        let printed = path
+            .execute(object, jsonpath::ExecOptions::default())
+            .unwrap_or_default();
+        printed == self.value.value
+    }
+}
+
 /// A value KOTS refuses: the deploy aborts when it reaches the object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rejected {
@@ -345,6 +361,36 @@ mod tests {
         // Empty: no wait at all.
         let k = Kots::read(&[ann(WAIT_FOR_PROPERTIES, "", 1)], None);
         assert!(!k.waits() && k.rejected.is_empty());
+    }
+
+    #[test]
+    fn pairs_hold_on_exact_printed_values_anywhere_in_the_object() {
+        let k = Kots::read(
+            &[ann(
+                WAIT_FOR_PROPERTIES,
+                ".status.ready=true,.status.something-else=1,.spec.replicas=3,.status.gone=",
+                1,
+            )],
+            None,
+        );
+        let object = serde_json::json!({
+            "spec": {"replicas": 3},
+            "status": {"ready": true, "something-else": 1},
+        });
+        let held: Vec<bool> = k
+            .wait_for_properties
+            .iter()
+            .map(|p| p.holds(&object))
+            .collect();
+        assert_eq!(held, [true, true, true, true]);
+        let before = serde_json::json!({"status": {"ready": "True", "something-else": 1.5}});
+        let held: Vec<bool> = k
+            .wait_for_properties
+            .iter()
+            .map(|p| p.holds(&before))
+            .collect();
+        // String equality: "True" is not "true"; a missing field prints nothing.
+        assert_eq!(held, [false, false, false, true]);
     }
 
     #[test]
