@@ -112,7 +112,8 @@ pub enum PlanIssue {
         loc: Loc,
     },
     /// A dialect's value its tool rejects, failing the whole release (werf weights and
-    /// events). Only a dialect plan reports it.
+    /// events; KOTS property pairs; draft values that name nothing readable). Only a dialect
+    /// plan reports it.
     InvalidDialectValue {
         dialect: Dialect,
         key: String,
@@ -121,8 +122,8 @@ pub enum PlanIssue {
         loc: Loc,
     },
     /// A dialect's reference that names nothing its tool can find (a kapp rule's change
-    /// group no resource has; a werf dependency matching no resource of its stage). Only a
-    /// dialect plan reports it.
+    /// group no resource has; a werf dependency matching no resource of its stage; a draft
+    /// layer or subchart that is not there). Only a dialect plan reports it.
     DialectReference {
         dialect: Dialect,
         key: String,
@@ -130,9 +131,9 @@ pub enum PlanIssue {
         reason: String,
         loc: Loc,
     },
-    /// A dialect's own ordering forms a circle (kapp rules, werf dependencies). `path` names
-    /// the resources (or change groups) in order; `edges[i]` is the annotation that makes
-    /// `path[i]` wait for `path[i + 1]`. Only a dialect plan reports it.
+    /// A dialect's own ordering forms a circle (kapp rules, werf dependencies, draft layers).
+    /// `path` names the resources (or change groups, or layers) in order; `edges[i]` is the
+    /// annotation that makes `path[i]` wait for `path[i + 1]`. Only a dialect plan reports it.
     DialectCycle {
         dialect: Dialect,
         path: Vec<String>,
@@ -259,7 +260,7 @@ impl Plan {
     }
 }
 
-/// The plan in a dialect; only HIP-0025 can fail (the other tools never refuse an order).
+/// The plan in a dialect, or every reason it cannot be made (Argo CD never refuses one).
 pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
     match dialect {
         Dialect::Hip => plan(model),
