@@ -591,6 +591,10 @@ fn from_model(
     if let Some(plan) = plan.filter(|p| p.dialect.release_wide()) {
         record.dialect = Some(plan.dialect.name().to_owned());
         for (doc, &i) in &by_doc {
+            // `crds/` documents are Helm's whatever the dialect: waited established.
+            if model.documents[*doc].placement == Placement::Crd {
+                continue;
+            }
             let wait = plan.wait_of(*doc);
             if *wait != Wait::Ready {
                 record.waits.insert(i, wait.clone());

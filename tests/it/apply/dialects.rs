@@ -687,3 +687,48 @@ fn hooks_a_dialect_never_installs_are_not_run_and_delete_hooks_run_on_uninstall(
     assert_eq!(env.count("apply", "Job", "skipped"), 0);
     assert!(t(&env, "apply", "Job", "cleanup") < t(&env, "delete", "ConfigMap", "app"));
 }
+
+#[test]
+fn kots_waits_only_where_annotated_and_for_every_property() {
+    let scenario = "resources:\n- {kind: CustomResourceDefinition, name: widgets.example.com, readyAfterMs: 50}\n- kind: Widget\n  name: w\n  status:\n  - {afterMs: 200, value: {phase: Provisioning}}\n  - {afterMs: 700, value: {phase: Ready}}\n- {kind: Deployment, name: db, readyAfterMs: 400}\n- {kind: Deployment, name: never, never: true}\n";
+    let env = start(scenario);
+    let widgets = WIDGETS
+        .replace(
+            "metadata:\n  name: w\n",
+            "metadata:\n  name: w\n  annotations:\n    kots.io/wait-for-properties: .status.phase=Ready,.spec.size=1\n",
+        )
+        .replace("werf.io/weight", "kots.io/creation-phase");
+    let rest = stream(&[
+        (
+            "db.yaml",
+            deployment("db", "\n    kots.io/wait-for-ready: \"true\""),
+        ),
+        // Never ready, not annotated: KOTS does not wait for it.
+        ("never.yaml", deployment("never", "")),
+        (
+            "late.yaml",
+            config_map("late", "\n    kots.io/creation-phase: \"2\""),
+        ),
+    ]);
+    let path = env.stream("kots.yaml", &format!("{widgets}{rest}"));
+    let out = ok(env.run(&[
+        "apply",
+        &path,
+        "--release",
+        "shop",
+        "-n",
+        "default",
+        "--dialect",
+        "kots",
+        "--readiness-timeout",
+        "5s",
+    ]));
+    // Phase 1 waited for both pairs: the status that made `.status.phase=Ready` hold.
+    let ready = env.last_at("ready", "Widget", "w").expect("status set");
+    assert!(ready > t(&env, "ready", "Widget", "w"), "{out}");
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= ready);
+    // Phase 0's wait-for-ready Deployment was waited for too; the other one never was.
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Deployment", "db"));
+    assert!(env.at("ready", "Deployment", "never").is_none());
+    assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
+}
