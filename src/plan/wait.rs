@@ -249,6 +249,39 @@ mod tests {
     }
 
     #[test]
+    fn kots_waits_only_where_annotated() {
+        let stream = [
+            doc(
+                "StatefulSet",
+                "db",
+                "\n    kots.io/wait-for-ready: \"true\"",
+            ),
+            doc("Job", "migrate", "\n    kots.io/wait-for-ready: \"true\""),
+            doc(
+                "ConfigMap",
+                "props",
+                "\n    kots.io/wait-for-properties: .status.ready=true,.spec.x=1",
+            ),
+            doc(
+                "Deployment",
+                "plain",
+                "\n    kots.io/wait-for-ready: \"True\"",
+            ),
+        ]
+        .concat();
+        let (model, plan) = planned(&stream, Dialect::Kots);
+        assert_eq!(
+            waits(&model, &plan),
+            [
+                "StatefulSet/db=ready (kstatus, Jobs complete)",
+                "Job/migrate=exists",
+                "ConfigMap/props=properties .status.ready=true,.spec.x=1",
+                "Deployment/plain=not waited",
+            ]
+        );
+    }
+
+    #[test]
     fn kots_ready_is_status_for_informed_kinds_and_existence_for_the_rest() {
         assert_eq!(Wait::kots_ready("StatefulSet"), Wait::Status);
         assert_eq!(Wait::kots_ready("PersistentVolumeClaim"), Wait::Status);
