@@ -424,6 +424,10 @@ pub struct ApplyArgs {
     /// Server-side dry run of every apply; prints the plan, changes nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// With --dry-run: what the run would do to each object, in plan order (create, update
+    /// with the changed fields, unchanged, prune), from server-side dry runs.
+    #[arg(long, requires = "dry_run")]
+    pub diff: bool,
     /// Take over fields other field managers own.
     #[arg(long = "force-conflicts")]
     pub force_conflicts: bool,
@@ -558,6 +562,7 @@ impl ApplyArgs {
             )?,
             atomic: self.atomic,
             dry_run: self.dry_run,
+            diff: self.diff,
             force_conflicts: self.force_conflicts,
             take_ownership: self.take_ownership,
             create_namespace: self.create_namespace,

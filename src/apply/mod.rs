@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod deploy;
 pub mod judge;
 pub mod ownership;
+pub mod preview;
 pub mod release;
 pub mod storage;
 pub mod wait;
@@ -249,6 +250,15 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
             Err(e)
         }
     }
+}
+
+/// What installing or upgrading with `record` would do to each object (`apply --dry-run
+/// --diff`): reads and server-side dry runs only; nothing is applied, deleted or recorded.
+pub async fn preview(ctx: &Context, mut record: Record) -> Result<preview::Preview, RunError> {
+    let history = ctx.history(&record.namespace, &record.name).await?;
+    record.revision = history.last().map_or(1, |r| r.revision + 1);
+    let runner = ctx.runner();
+    preview::preview(&runner, &record, &history, ctx.settings.take_ownership).await
 }
 
 /// Runs a revision and prunes what the `previous` revisions had and it does not. Helm's
