@@ -2,6 +2,8 @@
 //! exactly the fields that would change, Secret values never shown, pruning judged by the
 //! ownership rules, and nothing but reads and server-side dry runs sent.
 
+use base64::Engine as _;
+
 use super::support::{Env, start};
 
 /// Revision 1 of a chart: a `ConfigMap`, a Secret, a Deployment that waits for both, and
@@ -175,7 +177,6 @@ fn a_secret_change_prints_no_value() {
         secret["changes"],
         serde_json::json!([{"path": "stringData.password", "op": "changed", "hidden": true}])
     );
-    use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD;
     for value in ["s3cr3t-one", "s3cr3t-two", "admin", "cjNjcjN0"] {
         for text in [&out, &err, &json] {
