@@ -159,7 +159,7 @@ fn a_secret_change_prints_no_value() {
     let (code, out, err) = diff(&env, &stream("small", "s3cr3t-two", true), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        out.contains("  ~ Secret/creds (namespace default): update\n      stringData.password: changed (value hidden)\n"),
+        out.contains("  ~ Secret/creds (namespace default): update\n      data.password: changed (value hidden)\n"),
         "{out}"
     );
     let (code, json, _) = diff(
@@ -175,7 +175,7 @@ fn a_secret_change_prints_no_value() {
         .expect("the Secret's line");
     assert_eq!(
         secret["changes"],
-        serde_json::json!([{"path": "stringData.password", "op": "changed", "hidden": true}])
+        serde_json::json!([{"path": "data.password", "op": "changed", "hidden": true}])
     );
     let b64 = base64::engine::general_purpose::STANDARD;
     for value in ["s3cr3t-one", "s3cr3t-two", "admin", "cjNjcjN0"] {
