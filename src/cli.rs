@@ -164,6 +164,14 @@ pub struct LintArgs {
     /// linted once.
     #[arg(long = "ci-values")]
     pub ci_values: bool,
+    /// Lint each chart under its default values, each `ci/*-values.yaml` file, and each
+    /// subchart condition or tag flipped from its default one at a time; each finding is
+    /// reported once, saying which value sets it appears under.
+    #[arg(long = "values-matrix")]
+    pub values_matrix: bool,
+    /// The most renderings one chart's values matrix may run.
+    #[arg(long = "values-matrix-max", value_name = "N", default_value_t = commands::lint::VALUES_MATRIX_MAX, requires = "values_matrix")]
+    pub values_matrix_max: usize,
 }
 
 /// `FORMAT=FILE` of `--also-report`.
@@ -234,6 +242,7 @@ impl LintArgs {
                 .map(|(f, p)| (f.format(), p.clone()))
                 .collect(),
             ci_values: self.ci_values,
+            values_matrix: self.values_matrix.then_some(self.values_matrix_max),
             output: self.output.clone(),
             fail_on: match self.fail_on {
                 FailOnArg::Error => Some(Severity::Error),
