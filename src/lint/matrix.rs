@@ -42,11 +42,11 @@ pub fn flips(model: &Model) -> Vec<Flip> {
             .as_deref()
             .and_then(|c| c.trim().split(',').find(|p| !p.is_empty()))
         {
-            let parents: Vec<&str> = name.split('/').collect();
-            let prefix: String = parents[..parents.len() - 1]
-                .iter()
-                .map(|p| format!("{p}."))
-                .collect();
+            // `api/db`'s condition is read under `api.`.
+            let prefix = name
+                .rsplit_once('/')
+                .map(|(parents, _)| format!("{}.", parents.replace('/', ".")))
+                .unwrap_or_default();
             let full = format!("{prefix}{path}");
             match conditions.iter_mut().find(|(p, _, _)| *p == full) {
                 Some((_, names, _)) => names.push(name.clone()),

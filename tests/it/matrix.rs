@@ -135,3 +135,42 @@ fn the_action_runs_the_matrix() {
     );
     assert!(fixture("lint/values-matrix/shop/ci/prod-values.yaml").is_file());
 }
+
+/// Nested conditions are set under their parent's path, a disabled subchart is flipped on,
+/// tags are flipped by name; each flip really changes what renders.
+#[test]
+fn every_condition_and_tag_is_flipped_once_in_a_fixed_order() {
+    let Some(helm) = tool("helm") else { return };
+    let chart = "fixtures/lint/values-matrix/tags";
+    let (code, out, err) = run(chartseq()
+        .args([
+            "lint",
+            chart,
+            "--format",
+            "concise",
+            "--values-matrix",
+            "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert_eq!(
+        err,
+        "chartseq: values matrix of chart site: 4 renderings: default values; subchart `front/assets` disabled (--set front.assets.enabled=false); subchart `cache` enabled (--set cache.enabled=true); tag `web` disabled (--set tags.web=false)\n"
+    );
+    let levels = |set: Option<&str>| {
+        let mut cmd = chartseq();
+        cmd.args(["plan", chart, "--helm"]).arg(&helm);
+        if let Some(s) = set {
+            cmd.args(["--set", s]);
+        }
+        let (code, out, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .filter(|l| l.trim_start().starts_with("Chart:"))
+            .count()
+    };
+    assert_eq!(levels(None), 3);
+    assert_eq!(levels(Some("front.assets.enabled=false")), 2);
+    assert_eq!(levels(Some("cache.enabled=true")), 4);
+    assert_eq!(levels(Some("tags.web=false")), 1);
+}
