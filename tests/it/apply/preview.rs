@@ -198,8 +198,8 @@ fn what_left_the_chart_is_pruned_unless_kept() {
     let (code, out, err) = diff(&env, &stream("small", "s3cr3t-one", false), &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        out.contains("prune\n  - ConfigMap/old (namespace default): delete\n  = ConfigMap/archive (namespace default): kept (helm.sh/resource-policy: keep)\n")
-            || out.contains("prune\n  = ConfigMap/archive (namespace default): kept (helm.sh/resource-policy: keep)\n  - ConfigMap/old (namespace default): delete\n"),
+        // The reverse of the recorded order, as the prune deletes.
+        out.contains("prune\n  = ConfigMap/archive (namespace default): kept (helm.sh/resource-policy: keep)\n  - ConfigMap/old (namespace default): delete\n"),
         "{out}"
     );
     only_reads_and_dry_runs(&env, mark);
@@ -280,4 +280,24 @@ fn a_first_install_creates_everything() {
     let v = env.stream("v.yaml", &stream("small", "x", false));
     let (code, _, err) = env.run(&["apply", &v, "--release", "shop", "--diff"]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// The README's example, as it runs: an upgrade changing one image and dropping a group.
+#[test]
+fn the_readme_example_is_real() {
+    let env = start("");
+    let (code, out, err) = env.apply("shop.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mark = env.mark();
+    let (code, out, err) = env.apply("shop-v2.yaml", &["--dry-run", "--diff"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let readme = std::fs::read_to_string(crate::root().join("README.md")).expect("README");
+    let shown = readme
+        .split("--dry-run --diff\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README shows the output");
+    assert_eq!(out, shown);
+    only_reads_and_dry_runs(&env, mark);
+    assert!(env.exists("Deployment", "queue"));
 }
