@@ -149,3 +149,74 @@ fn join(labels: &[&String]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lint::{Position, Severity};
+
+    fn finding(code: &'static str, line: u32, rendered_line: u32) -> Finding {
+        let at = |line| Position {
+            file: "t.yaml".into(),
+            line,
+            column: 1,
+            end_line: line,
+            end_column: 2,
+        };
+        Finding {
+            code,
+            name: "n",
+            severity: Severity::Error,
+            message: "m".into(),
+            help: String::new(),
+            notes: Vec::new(),
+            chart: "c".into(),
+            resource: None,
+            location: at(line),
+            rendered: Some(at(rendered_line)),
+            labels: Vec::new(),
+            source_path: None,
+            guessed: false,
+            value_sets: Vec::new(),
+        }
+    }
+
+    fn report(findings: Vec<Finding>) -> Report {
+        Report {
+            summary: Summary::of(&findings),
+            findings,
+            matrix: None,
+        }
+    }
+
+    #[test]
+    fn each_finding_once_in_its_first_run_with_its_value_sets() {
+        let labels: Vec<String> = ["default values", "subchart `db` disabled"]
+            .map(String::from)
+            .to_vec();
+        // CS001 everywhere (at another rendered line each time), CS102 only when flipped.
+        let mut reports = vec![
+            report(vec![finding("CS001", 3, 10)]),
+            report(vec![finding("CS001", 3, 20), finding("CS102", 5, 30)]),
+        ];
+        fold(&mut reports, &labels);
+        assert_eq!(reports[0].findings.len(), 1);
+        assert_eq!(reports[0].findings[0].value_sets, labels);
+        assert_eq!(reports[0].findings[0].message, "m");
+        assert_eq!(
+            reports[0].findings[0].notes,
+            ["values matrix: found with every value set (2 renderings)"]
+        );
+        assert_eq!(reports[1].findings.len(), 1);
+        let only = &reports[1].findings[0];
+        assert_eq!(only.code, "CS102");
+        assert_eq!(only.message, "m (only with: subchart `db` disabled)");
+        assert_eq!(
+            only.notes,
+            ["values matrix: found with subchart `db` disabled; not with default values"]
+        );
+        assert_eq!(reports[1].summary.errors, 1);
+        assert_eq!(reports[0].matrix.as_deref(), Some(&labels[..]));
+        assert!(reports[1].matrix.is_none());
+    }
+}
