@@ -682,14 +682,24 @@ pub enum DialectArg {
     Argo,
     /// werf/nelm stages and weights.
     Werf,
+    /// KOTS creation phases.
+    Kots,
+    /// The draft sequencing HIP's layers and weights.
+    Draft,
+    /// The dialect whose annotations the chart carries (HIP-0025 when none).
+    Auto,
 }
 
 impl DialectArg {
-    fn dialect(self) -> crate::plan::Dialect {
+    fn choice(self) -> crate::plan::detect::Choice {
+        use crate::plan::{Dialect, detect::Choice};
         match self {
-            DialectArg::Hip => crate::plan::Dialect::Hip,
-            DialectArg::Argo => crate::plan::Dialect::Argo,
-            DialectArg::Werf => crate::plan::Dialect::Werf,
+            DialectArg::Hip => Dialect::Hip.into(),
+            DialectArg::Argo => Dialect::Argo.into(),
+            DialectArg::Werf => Dialect::Werf.into(),
+            DialectArg::Kots => Dialect::Kots.into(),
+            DialectArg::Draft => Dialect::Draft.into(),
+            DialectArg::Auto => Choice::Auto,
         }
     }
 }
@@ -698,7 +708,7 @@ impl DialectArg {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to plan in (not yet supported: kapp, kots, draft, auto).
+    /// Whose order to plan in (not yet supported: kapp).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Output format.
@@ -713,7 +723,7 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to print the documents in (not yet supported: kapp, kots, draft, auto).
+    /// Whose order to print the documents in (not yet supported: kapp).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
@@ -838,7 +848,7 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
-            if args.uninstall && args.dialect.dialect().release_wide() {
+            if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--uninstall is only supported with --dialect hip",
@@ -846,7 +856,7 @@ fn run(
             }
             commands::plan(
                 &args.input.to_input(),
-                args.dialect.dialect(),
+                args.dialect.choice(),
                 format,
                 args.uninstall,
                 out,
@@ -859,7 +869,7 @@ fn run(
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
                 keep_sequencing_annotations: args.keep_sequencing_annotations,
             };
-            commands::template(&input, args.dialect.dialect(), options, out, err)
+            commands::template(&input, args.dialect.choice(), options, out, err)
         }
         Command::Lint(args) => commands::lint::lint(&args.to_options(), out, err),
         Command::Explain(args) => {
