@@ -164,6 +164,14 @@ pub struct LintArgs {
     /// linted once.
     #[arg(long = "ci-values")]
     pub ci_values: bool,
+    /// Lint each chart under its default values, each `ci/*-values.yaml` file, and each
+    /// subchart condition or tag flipped from its default one at a time; each finding is
+    /// reported once, saying which value sets it appears under.
+    #[arg(long = "values-matrix")]
+    pub values_matrix: bool,
+    /// The most renderings one chart's values matrix may run.
+    #[arg(long = "values-matrix-max", value_name = "N", default_value_t = commands::lint::VALUES_MATRIX_MAX, requires = "values_matrix")]
+    pub values_matrix_max: usize,
 }
 
 /// `FORMAT=FILE` of `--also-report`.
@@ -234,6 +242,7 @@ impl LintArgs {
                 .map(|(f, p)| (f.format(), p.clone()))
                 .collect(),
             ci_values: self.ci_values,
+            values_matrix: self.values_matrix.then_some(self.values_matrix_max),
             output: self.output.clone(),
             fail_on: match self.fail_on {
                 FailOnArg::Error => Some(Severity::Error),
@@ -424,6 +433,10 @@ pub struct ApplyArgs {
     /// Server-side dry run of every apply; prints the plan, changes nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// With --dry-run: what the run would do to each object, in plan order (create, update
+    /// with the changed fields, unchanged, prune), from server-side dry runs.
+    #[arg(long, requires = "dry_run")]
+    pub diff: bool,
     /// Take over fields other field managers own.
     #[arg(long = "force-conflicts")]
     pub force_conflicts: bool,
@@ -562,6 +575,7 @@ impl ApplyArgs {
             )?,
             atomic: self.atomic,
             dry_run: self.dry_run,
+            diff: self.diff,
             force_conflicts: self.force_conflicts,
             take_ownership: self.take_ownership,
             create_namespace: self.create_namespace,
