@@ -475,12 +475,10 @@ fn read_dependencies(
             .filter(|id| !id.is_empty())
         {
             let value = value_of(a);
-            match legacy_resource_error(&value) {
-                Some(why) => reject(a, &value, why.to_owned()),
-                None => {
-                    let ns = legacy.get(id).and_then(|(_, ns)| ns.clone());
-                    legacy.insert(id, (a, ns));
-                }
+            if let Some(why) = legacy_resource_error(&value) {
+                reject(a, &value, why.to_owned());
+            } else {
+                legacy.insert(id, (a, None));
             }
         }
     }

@@ -211,6 +211,26 @@ pub struct Plan {
     /// Resources the dialect's tool never applies on install (Argo: `Skip`, hooks without a
     /// sync phase, `SyncFail` hooks), in input order. Always empty for HIP.
     pub not_installed: Vec<DocId>,
+    /// Objects outside the release that the dialect's tool waits for to **exist** before it
+    /// applies a resource (werf's external dependencies), by resource in input order. A
+    /// deployer waits for each before applying `doc`, in every step that holds `doc`. Always
+    /// empty for HIP.
+    pub external: Vec<ExternalWait>,
+    /// What the dialect's tool passes over without failing (a werf dependency that matches
+    /// no resource of its stage): the plan is the order it uses anyway. Lint reports them.
+    pub issues: Vec<PlanIssue>,
+}
+
+/// An object outside the release that must exist before a resource is applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalWait {
+    /// The resource that waits.
+    pub doc: DocId,
+    /// The annotation that asks for the wait, and where its value is written.
+    pub key: String,
+    pub loc: Loc,
+    /// The object waited for.
+    pub object: crate::model::werf::ExternalObject,
 }
 
 impl Plan {

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
+use crate::model::werf::ExternalObject;
 use crate::model::{Content, DocId, Model};
 use crate::plan::Plan;
 
@@ -91,9 +92,39 @@ pub(super) fn write(
     if plan.dialect.release_wide() {
         top.push(("not_installed", resources(model, &plan.not_installed)));
     }
+    // Added only when the tool waits for something outside the release.
+    if !plan.external.is_empty() {
+        let external = plan.external.iter().map(|e| {
+            Node::Value(json!({
+                "resource": resource_json(model, e.doc),
+                "annotation": e.key,
+                "waits_for": external_json(&e.object),
+            }))
+        });
+        top.push(("external", Member::Items(Box::new(external))));
+    }
     let top = Node::Object(top);
     write_node(out, top, 0)?;
     writeln!(out)
+}
+
+/// An object outside the release: `{"apiVersion", "kind", "namespace", "name"}`, or for werf's
+/// legacy form `{"resource", "namespace", "name"}` (a kubectl resource type the cluster
+/// resolves).
+fn external_json(object: &ExternalObject) -> Value {
+    match object {
+        ExternalObject::Typed {
+            api_version,
+            kind,
+            namespace,
+            name,
+        } => json!({"apiVersion": api_version, "kind": kind, "namespace": namespace, "name": name}),
+        ExternalObject::Resource {
+            resource,
+            namespace,
+            name,
+        } => json!({"resource": resource, "namespace": namespace, "name": name}),
+    }
 }
 
 /// An array of documents, streamed.

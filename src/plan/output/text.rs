@@ -63,6 +63,18 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
         };
         writeln!(out, "  {}. {what}{note}: {}", i + 1, resources.join(", "))?;
     }
+    if !plan.external.is_empty() {
+        writeln!(out, "Waits for objects outside the release to exist:")?;
+        for e in &plan.external {
+            writeln!(
+                out,
+                "  {} waits for {}, from {}",
+                label(model, e.doc),
+                e.object,
+                e.key
+            )?;
+        }
+    }
     write_list(
         out,
         "Not applied on install",
