@@ -347,15 +347,17 @@ fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), Stri
         .iter()
         .any(|(k, _)| TARGET_PROPERTIES.contains(&k.as_str()))
     {
-        return Err("naming no target (no group, version, kind, name or namespace)".into());
+        return Err(
+            "naming no target (none of `kind`, `name`, `namespace`, `group`, `version`)".into(),
+        );
     }
     let mut state = None;
     let mut target = Target::default();
     for (k, v) in &properties {
         let text = match v {
-            Ok(text) if text.is_empty() => return Err(format!("an empty `{k}`")),
+            Ok(text) if text.is_empty() => return Err(format!("missing a value for `{k}`")),
             Ok(text) => text.clone(),
-            Err(b) => return Err(format!("`{k}` as a boolean ({b}), not a string")),
+            Err(_) => return Err(format!("missing a value for `{k}`")),
         };
         match k.as_str() {
             "state" => {
@@ -363,7 +365,9 @@ fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), Stri
                     "present" => DependencyState::Present,
                     "ready" => DependencyState::Ready,
                     _ => {
-                        return Err(format!("`state={text}`: the state is `present` or `ready`"));
+                        return Err(format!(
+                            "using the unknown state `{text}` (werf knows `present` and `ready`)"
+                        ));
                     }
                 });
             }
@@ -372,10 +376,10 @@ fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), Stri
             "kind" => target.kind = Some(text),
             "name" => target.name = Some(text),
             "namespace" => target.namespace = Some(text),
-            _ => return Err(format!("an unknown property `{k}`")),
+            _ => return Err(format!("using the unknown property `{k}`")),
         }
     }
-    let state = state.ok_or("without the required `state` property")?;
+    let state = state.ok_or("missing the required `state` property")?;
     Ok((state, target))
 }
 
@@ -401,13 +405,13 @@ fn legacy_resource_error(value: &str) -> Option<&'static str> {
         return Some("not `type/name`");
     }
     if parts[0].is_empty() {
-        Some("an empty resource type")
+        Some("missing the resource type")
     } else if parts[0] == "all" {
-        Some("the resource type `all`, which is not allowed")
+        Some("using the resource type `all`, which werf does not allow")
     } else if parts[0].split('.').any(str::is_empty) {
-        Some("a resource type with an empty part between dots")
+        Some("using a resource type with an empty part between dots")
     } else if parts[1].is_empty() {
-        Some("an empty name")
+        Some("missing the name")
     } else {
         None
     }

@@ -140,6 +140,48 @@ pub fn plan(model: &Model) -> Plan {
     plan
 }
 
+/// The plan, and every value Argo CD silently passes over (a wave that is not an integer),
+/// also kept in the plan's `issues`. Argo CD never refuses an order.
+#[must_use]
+pub fn analyze(model: &Model) -> (Plan, Vec<crate::plan::PlanIssue>) {
+    let mut plan = plan(model);
+    let mut issues = Vec::new();
+    for d in &model.documents {
+        let Content::Resource(r) = &d.content else {
+            continue;
+        };
+        for ignored in &r.argo.wave.ignored {
+            let Some(a) = r.annotations.iter().find(|a| a.value_loc == ignored.loc) else {
+                continue;
+            };
+            let replacement = match r.argo.wave.source {
+                crate::model::argo::WaveSource::SyncWave(_) => {
+                    format!(
+                        "wave {} (from {})",
+                        r.argo.wave.value,
+                        crate::model::argo::SYNC_WAVE
+                    )
+                }
+                crate::model::argo::WaveSource::HookWeight(_) => format!(
+                    "wave {} (from {})",
+                    r.argo.wave.value,
+                    crate::model::annotations::HOOK_WEIGHT
+                ),
+                crate::model::argo::WaveSource::Default => "wave 0".to_owned(),
+            };
+            issues.push(crate::plan::PlanIssue::ReplacedDialectValue {
+                dialect: Dialect::Argo,
+                key: a.key.clone(),
+                value: ignored.value.clone(),
+                replacement,
+                loc: ignored.loc,
+            });
+        }
+    }
+    plan.issues.clone_from(&issues);
+    (plan, issues)
+}
+
 type Key = fn(&Model, &Task) -> Option<String>;
 
 /// `syncTasks.adjustDeps`: a dependency (Namespace, CRD) sorted after the first task that

@@ -7,6 +7,7 @@
 //! `plan`, `template`, `lint` and `apply` all read this one result.
 
 pub mod argo;
+pub mod dialects;
 pub mod graph;
 pub mod output;
 pub mod werf;
@@ -115,6 +116,16 @@ pub enum PlanIssue {
         key: String,
         value: String,
         reason: String,
+        loc: Loc,
+    },
+    /// A dialect's value its tool does not refuse but silently replaces (an Argo CD wave that
+    /// is not an integer: wave 0). Only a dialect's analysis reports it; never fatal.
+    ReplacedDialectValue {
+        dialect: Dialect,
+        key: String,
+        value: String,
+        /// What the tool uses instead (`wave 0`).
+        replacement: String,
         loc: Loc,
     },
     /// A dialect's reference that names nothing its tool can find (a kapp rule's change

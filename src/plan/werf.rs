@@ -306,19 +306,19 @@ fn reference_to_nothing(model: &Model, plan: &Plan, stage: Stage, dep: &Dependen
         }
         if plan.crds.contains(&doc) || r.werf.stages.first() == Some(&Stage::PrePreInstall) {
             return Some(format!(
-                "matches {} only in an earlier stage (CRDs and Namespaces)",
+                "matches {} only in an earlier stage (CRDs and Namespaces), so werf ignores the dependency",
                 crate::plan::output::label(model, doc)
             ));
         }
         let stages: Vec<&str> = r.werf.stages.iter().map(|s| s.name()).collect();
         Some(if stages.is_empty() {
             format!(
-                "matches {} only, which is not installed",
+                "matches {} only, which is not installed, so werf ignores the dependency",
                 crate::plan::output::label(model, doc)
             )
         } else {
             format!(
-                "matches {} only in another stage ({})",
+                "matches {} only in another stage ({}), so werf ignores the dependency",
                 crate::plan::output::label(model, doc),
                 stages.join(", ")
             )

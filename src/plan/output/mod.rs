@@ -216,6 +216,20 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
+            PlanIssue::ReplacedDialectValue {
+                dialect,
+                key,
+                value,
+                replacement,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "warning[CS602]: {key}: {value:?} is not valid; {} uses {replacement} instead",
+                    dialect.tool()
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
             PlanIssue::DialectReference {
                 dialect,
                 key,
