@@ -156,7 +156,16 @@ fn werf_plans_in_every_format_and_template() {
         ] {
             let (code, out, err) = werf(name, args);
             assert_eq!(code, 0, "{name} {args:?}: {err}");
-            assert!(err.is_empty(), "{name} {args:?}: {err}");
+            if name == "complex" {
+                // The worker's dependency names a StatefulSet the release does not have: werf
+                // passes over it, and the plan says so.
+                assert!(
+                    err.starts_with("warning[CS603]: werf.io/deploy-dependency-db: `kind=StatefulSet,name=postgres` matches no resource of the install stage"),
+                    "{name} {args:?}: {err}"
+                );
+            } else {
+                assert!(err.is_empty(), "{name} {args:?}: {err}");
+            }
             outputs.push(out);
         }
         let parsed: serde_json::Value =

@@ -231,17 +231,14 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
                 writeln!(out, "  --> {}", at(*loc))?;
             }
             PlanIssue::DialectReference {
-                dialect,
                 key,
                 reference,
                 reason,
                 loc,
+                ..
             } => {
-                writeln!(
-                    out,
-                    "error[CS603]: {key}: `{reference}` {reason}; {} would not find it",
-                    dialect.tool()
-                )?;
+                // The reason says what the tool does about it.
+                writeln!(out, "warning[CS603]: {key}: `{reference}` {reason}")?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
             PlanIssue::DialectCycle {
