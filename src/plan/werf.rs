@@ -16,6 +16,8 @@
 //! cycle werf refuses. A step waits for the whole step of its target, where nelm waits for the
 //! target alone (its apply for `state=present`, its readiness for `state=ready`).
 
+use std::collections::HashMap;
+
 use crate::model::werf::{Dependency, Stage};
 use crate::model::{Content, DocId, Model};
 use crate::plan::graph::{Cycle, DepGraph};
@@ -117,6 +119,8 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
         .take_while(|p| p.0 == Stage::PrePreInstall)
         .count();
     plan.crds = placed.drain(..first).map(|p| p.3).collect();
+    // Built only when some dependency matches nothing in its stage.
+    let everything: std::cell::OnceCell<Index> = std::cell::OnceCell::new();
     let mut terminals: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < placed.len() {
@@ -125,7 +129,13 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
         while i < placed.len() && placed[i].0 == stage {
             i += 1;
         }
-        terminals = plan_stage(model, &mut plan, &mut issues, &placed[start..i], &terminals);
+        terminals = plan_stage(
+            model,
+            &mut plan,
+            &mut issues,
+            (&placed[start..i], &everything),
+            &terminals,
+        );
     }
     // Documents that are not objects: werf would fail on them; listed last, as HIP does.
     if !not_objects.is_empty() {
@@ -176,12 +186,63 @@ fn names(model: &Model, dep: &Dependency, doc: DocId) -> bool {
     })
 }
 
+/// Documents in a fixed order, indexed by kind and name, to find the first that a dependency
+/// names without scanning them all (most dependencies give a kind, a name or both).
+struct Index {
+    docs: Vec<DocId>,
+    by_kind_name: HashMap<(String, String), Vec<usize>>,
+    by_kind: HashMap<String, Vec<usize>>,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl Index {
+    fn new(model: &Model, docs: Vec<DocId>) -> Self {
+        let mut index = Index {
+            docs,
+            by_kind_name: HashMap::new(),
+            by_kind: HashMap::new(),
+            by_name: HashMap::new(),
+        };
+        for (i, &doc) in index.docs.iter().enumerate() {
+            let Some(r) = model.resource(doc) else {
+                continue;
+            };
+            index
+                .by_kind_name
+                .entry((r.id.kind.clone(), r.id.name.clone()))
+                .or_default()
+                .push(i);
+            index.by_kind.entry(r.id.kind.clone()).or_default().push(i);
+            index.by_name.entry(r.id.name.clone()).or_default().push(i);
+        }
+        index
+    }
+
+    /// The position of the first document the dependency names.
+    fn first(&self, model: &Model, dep: &Dependency) -> Option<usize> {
+        let target = &dep.target;
+        let candidates: Option<&Vec<usize>> = match (&target.kind, &target.name) {
+            (Some(kind), Some(name)) => Some(self.by_kind_name.get(&(kind.clone(), name.clone()))?),
+            (Some(kind), None) => Some(self.by_kind.get(kind)?),
+            (None, Some(name)) => Some(self.by_name.get(name)?),
+            (None, None) => None,
+        };
+        match candidates {
+            Some(list) => list
+                .iter()
+                .copied()
+                .find(|&i| names(model, dep, self.docs[i])),
+            None => (0..self.docs.len()).find(|&i| names(model, dep, self.docs[i])),
+        }
+    }
+}
+
 /// Plans one stage after the steps `start`; returns the stage's terminal steps.
 fn plan_stage(
     model: &Model,
     plan: &mut Plan,
     issues: &mut Vec<PlanIssue>,
-    stage_docs: &[Placed],
+    (stage_docs, everything): (&[Placed], &std::cell::OnceCell<Index>),
     start: &[usize],
 ) -> Vec<usize> {
     let Some(stage) = stage_docs.first().map(|p| p.0) else {
@@ -218,6 +279,7 @@ fn plan_stage(
     // Each floating resource's dependencies, resolved to their first match in the stage.
     let mut candidates: Vec<&Placed> = stage_docs.iter().collect();
     candidates.sort_by_cached_key(|p| match_order(model, p));
+    let index = Index::new(model, candidates.iter().map(|p| p.3).collect());
     let node = |doc: DocId| format!("{doc:012}");
     let mut graph: DepGraph<Loc> = DepGraph::new(floating.iter().map(|&d| node(d)));
     let mut targets: Vec<(DocId, Vec<DocId>)> = Vec::new();
@@ -227,7 +289,7 @@ fn plan_stage(
         };
         let mut on = Vec::new();
         for dep in &r.werf.dependencies {
-            match candidates.iter().find(|p| names(model, dep, p.3)) {
+            match index.first(model, dep).map(|i| candidates[i]) {
                 Some(target) => {
                     on.push(target.3);
                     if target.1.is_none() {
@@ -235,7 +297,11 @@ fn plan_stage(
                     }
                 }
                 None if dep.from_external_key => {}
-                None => issues.push(reference_to_nothing(model, plan, stage, dep)),
+                None => {
+                    let everything = everything
+                        .get_or_init(|| Index::new(model, (0..model.documents.len()).collect()));
+                    issues.push(reference_to_nothing(model, everything, stage, dep));
+                }
             }
         }
         targets.push((doc, on));
@@ -296,33 +362,32 @@ fn plan_stage(
 }
 
 /// A dependency that matches no resource of its stage: werf passes over it.
-fn reference_to_nothing(model: &Model, plan: &Plan, stage: Stage, dep: &Dependency) -> PlanIssue {
-    let elsewhere = model.documents.iter().enumerate().find_map(|(doc, d)| {
-        let Content::Resource(r) = &d.content else {
-            return None;
-        };
-        if !names(model, dep, doc) {
-            return None;
-        }
-        if plan.crds.contains(&doc) || r.werf.stages.first() == Some(&Stage::PrePreInstall) {
-            return Some(format!(
-                "matches {} only in an earlier stage (CRDs and Namespaces), so werf ignores the dependency",
-                crate::plan::output::label(model, doc)
-            ));
-        }
-        let stages: Vec<&str> = r.werf.stages.iter().map(|s| s.name()).collect();
-        Some(if stages.is_empty() {
+fn reference_to_nothing(
+    model: &Model,
+    everything: &Index,
+    stage: Stage,
+    dep: &Dependency,
+) -> PlanIssue {
+    let elsewhere = everything.first(model, dep).map(|i| {
+        let doc = everything.docs[i];
+        let label = crate::plan::output::label(model, doc);
+        let stages: Vec<Stage> = model
+            .resource(doc)
+            .map(|r| r.werf.stages.clone())
+            .unwrap_or_default();
+        if stages.first() == Some(&Stage::PrePreInstall) {
             format!(
-                "matches {} only, which is not installed, so werf ignores the dependency",
-                crate::plan::output::label(model, doc)
+                "matches {label} only in an earlier stage (CRDs and Namespaces), so werf ignores the dependency"
             )
+        } else if stages.is_empty() {
+            format!("matches {label} only, which is not installed, so werf ignores the dependency")
         } else {
+            let names: Vec<&str> = stages.iter().map(|s| s.name()).collect();
             format!(
-                "matches {} only in another stage ({}), so werf ignores the dependency",
-                crate::plan::output::label(model, doc),
-                stages.join(", ")
+                "matches {label} only in another stage ({}), so werf ignores the dependency",
+                names.join(", ")
             )
-        })
+        }
     });
     PlanIssue::DialectReference {
         dialect: Dialect::Werf,
