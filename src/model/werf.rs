@@ -630,6 +630,7 @@ impl Werf {
             (None, None) => None,
         };
         let (dependencies, external) = read_dependencies(annotations, &mut rejected);
+        rejected.sort_by_key(|r| r.loc.span.start);
         // NOTE: nelm drops the manual dependencies of a CRD, and keeps a Namespace's (which then
         // floats in the first stage); chartseq drops both, as it does not tell them apart here.
         let dependencies = if crd_or_namespace {

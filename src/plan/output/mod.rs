@@ -211,7 +211,7 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
             } => {
                 writeln!(
                     out,
-                    "error: {key}: {value:?} is {reason}; {} would refuse to install the release",
+                    "error[CS602]: {key}: {value:?} is {reason}; {} would refuse to install the release",
                     dialect.tool()
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
