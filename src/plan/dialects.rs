@@ -57,6 +57,7 @@ fn werf_key(key: &str) -> bool {
             .is_some_and(|id| !id.is_empty())
         || [
             werf::DEPENDENCY_SUFFIX,
+            werf::EXTERNAL_SUFFIX,
             werf::EXTERNAL_RESOURCE_SUFFIX,
             werf::EXTERNAL_NAMESPACE_SUFFIX,
         ]
