@@ -5,10 +5,10 @@
 //! found (`PlanIssue::InvalidDialectValue`, `ReplacedDialectValue`, `DialectReference`,
 //! `DialectCycle`). A new dialect is one more entry in [`DIALECTS`].
 
-use crate::model::argo::{ARGO_HOOK, SYNC_WAVE};
-use crate::model::werf;
+use crate::model::kots::PhaseProblem;
 use crate::model::{Content, Model};
-use crate::plan::{Plan, PlanIssue};
+use crate::plan::detect::dialect_of;
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue};
 
 /// A planner's analysis: the plan as far as it can be made, and every issue the tool has with
 /// the chart (what it refuses, what it passes over, what it replaces).
@@ -16,14 +16,9 @@ pub type Analyze = fn(&Model) -> (Plan, Vec<PlanIssue>);
 
 /// One sequencing dialect.
 pub struct DialectEntry {
-    /// The name `--dialect` and `chartseq migrate --from` take.
-    pub name: &'static str,
-    /// The tool whose order it is, for messages.
-    pub tool: &'static str,
-    /// Whether an annotation key is one of the dialect's ordering annotations.
-    pub ordering_key: fn(&str) -> bool,
-    /// Whether CS601 reports the keys as foreign ordering annotations: false for a dialect
-    /// whose keys another rule already reports (the draft HIP's keys are CS202's).
+    pub dialect: Dialect,
+    /// Whether CS601 reports the dialect's keys as foreign ordering annotations: false for a
+    /// dialect whose keys another rule already reports (the draft HIP's keys are CS202's).
     pub foreign: bool,
     /// The planner's analysis; `None` while chartseq does not plan in the dialect.
     pub analyze: Option<Analyze>,
@@ -31,89 +26,115 @@ pub struct DialectEntry {
 
 impl std::fmt::Debug for DialectEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
+        f.write_str(self.dialect.name())
     }
 }
 
 impl DialectEntry {
+    /// The name `--dialect` and `chartseq migrate --from` take.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.dialect.name()
+    }
+
+    /// The tool whose order it is, for messages.
+    #[must_use]
+    pub fn tool(&self) -> &'static str {
+        self.dialect.tool()
+    }
+
+    /// Whether an annotation key is one of the dialect's ordering annotations (the keys
+    /// `--dialect auto` reads).
+    #[must_use]
+    pub fn ordering_key(&self, key: &str) -> bool {
+        dialect_of(key) == Some(self.dialect)
+    }
+
     /// Whether any resource of the release carries one of the dialect's ordering annotations.
     #[must_use]
     pub fn present(&self, model: &Model) -> bool {
         model.documents.iter().any(|d| match &d.content {
-            Content::Resource(r) => r.annotations.iter().any(|a| (self.ordering_key)(&a.key)),
+            Content::Resource(r) => r.annotations.iter().any(|a| self.ordering_key(&a.key)),
             _ => false,
         })
     }
 }
 
-fn werf_key(key: &str) -> bool {
-    key == werf::WEIGHT
-        || key == werf::DEPLOY_ON
-        || key
-            .strip_prefix(werf::DEPLOY_DEPENDENCY_PREFIX)
-            .is_some_and(|id| !id.is_empty())
-        || key
-            .strip_prefix("werf.io/delete-dependency-")
-            .is_some_and(|id| !id.is_empty())
-        || [
-            werf::DEPENDENCY_SUFFIX,
-            werf::EXTERNAL_SUFFIX,
-            werf::EXTERNAL_RESOURCE_SUFFIX,
-            werf::EXTERNAL_NAMESPACE_SUFFIX,
-        ]
-        .iter()
-        .any(|suffix| key.strip_suffix(suffix).is_some_and(|id| !id.is_empty()))
+/// The analysis of a planner that only returns its plan or its refusals: the refusals, or
+/// what the plan says its tool passes over.
+fn from_result(dialect: Dialect, result: Result<Plan, PlanError>) -> (Plan, Vec<PlanIssue>) {
+    match result {
+        Ok(plan) => {
+            let issues = plan.issues.clone();
+            (plan, issues)
+        }
+        Err(e) => (
+            Plan {
+                dialect,
+                ..Plan::default()
+            },
+            e.issues,
+        ),
+    }
 }
 
-fn argo_key(key: &str) -> bool {
-    key == SYNC_WAVE || key == ARGO_HOOK
+/// KOTS's plan, and every phase that is not an integer (KOTS logs it and uses phase 0).
+fn kots_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
+    let (plan, mut issues) = from_result(Dialect::Kots, crate::plan::kots::plan(model));
+    for d in &model.documents {
+        let Content::Resource(r) = &d.content else {
+            continue;
+        };
+        for (key, phase) in [
+            (crate::model::kots::CREATION_PHASE, &r.kots.creation_phase),
+            (crate::model::kots::DELETION_PHASE, &r.kots.deletion_phase),
+        ] {
+            if let (Some(PhaseProblem::NotAnInteger), Some(written)) =
+                (phase.problem, &phase.written)
+            {
+                issues.push(PlanIssue::ReplacedDialectValue {
+                    dialect: Dialect::Kots,
+                    key: key.to_owned(),
+                    value: written.value.clone(),
+                    replacement: "phase 0".to_owned(),
+                    loc: written.loc,
+                });
+            }
+        }
+    }
+    (plan, issues)
 }
 
-fn kapp_key(key: &str) -> bool {
-    ["kapp.k14s.io/change-group", "kapp.k14s.io/change-rule"]
-        .iter()
-        .any(|k| key == *k || key.strip_prefix(k).is_some_and(|s| s.starts_with('.')))
+fn draft_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
+    from_result(Dialect::Draft, crate::plan::draft::plan(model))
 }
 
-fn kots_key(key: &str) -> bool {
-    matches!(
-        key,
-        "kots.io/creation-phase"
-            | "kots.io/deletion-phase"
-            | "kots.io/wait-for-ready"
-            | "kots.io/wait-for-properties"
-    )
-}
-
-/// Every dialect, in `--dialect` order.
+/// Every dialect but HIP-0025, in `--dialect` order.
 pub static DIALECTS: &[DialectEntry] = &[
     DialectEntry {
-        name: "werf",
-        tool: "werf",
-        ordering_key: werf_key,
+        dialect: Dialect::Werf,
         foreign: true,
         analyze: Some(crate::plan::werf::analyze),
     },
     DialectEntry {
-        name: "argo",
-        tool: "Argo CD",
-        ordering_key: argo_key,
+        dialect: Dialect::Argo,
         foreign: true,
         analyze: Some(crate::plan::argo::analyze),
     },
     DialectEntry {
-        name: "kapp",
-        tool: "kapp",
-        ordering_key: kapp_key,
+        dialect: Dialect::Kapp,
         foreign: true,
         analyze: None,
     },
     DialectEntry {
-        name: "kots",
-        tool: "KOTS",
-        ordering_key: kots_key,
+        dialect: Dialect::Kots,
         foreign: true,
-        analyze: None,
+        analyze: Some(kots_analyze),
+    },
+    DialectEntry {
+        dialect: Dialect::Draft,
+        foreign: false,
+        analyze: Some(draft_analyze),
     },
 ];
 
@@ -122,26 +143,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ordering_keys_are_recognised() {
+    fn every_dialect_but_hip_is_listed_once_with_its_keys() {
+        let names: Vec<&str> = DIALECTS.iter().map(DialectEntry::name).collect();
+        assert_eq!(names, ["werf", "argo", "kapp", "kots", "draft"]);
+        let werf = &DIALECTS[0];
         for key in [
             "werf.io/weight",
-            "werf.io/deploy-on",
             "werf.io/deploy-dependency-db",
             "db.dependency.werf.io",
             "db.external-dependency.werf.io",
-            "sa.external-dependency.werf.io/resource",
         ] {
-            assert!(werf_key(key), "{key}");
+            assert!(werf.ordering_key(key), "{key}");
         }
-        for key in ["werf.io/track-termination-mode", ".dependency.werf.io"] {
-            assert!(!werf_key(key), "{key}");
-        }
-        assert!(argo_key("argocd.argoproj.io/sync-wave"));
-        assert!(!argo_key("argocd.argoproj.io/sync-options"));
-        assert!(kapp_key("kapp.k14s.io/change-group.db"));
-        assert!(!kapp_key("kapp.k14s.io/change-groupx"));
-        assert!(kots_key("kots.io/creation-phase"));
-        let names: Vec<&str> = DIALECTS.iter().map(|d| d.name).collect();
-        assert_eq!(names, ["werf", "argo", "kapp", "kots"]);
+        assert!(!werf.ordering_key("werf.io/track-termination-mode"));
+        assert!(DIALECTS[1].ordering_key("argocd.argoproj.io/sync-wave"));
+        assert!(!DIALECTS[1].ordering_key("argocd.argoproj.io/sync-options"));
     }
 }

@@ -46,7 +46,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
         for (doc, r) in ctx.resources() {
             let chart = ctx.model.documents[doc].chart;
             for (i, a) in r.annotations.iter().enumerate() {
-                if !(entry.ordering_key)(&a.key) {
+                if !entry.ordering_key(&a.key) {
                     continue;
                 }
                 let slot = found.entry(chart).or_insert((doc, i, Vec::new(), 0));
@@ -66,9 +66,9 @@ fn check(ctx: &Context, sink: &mut Sink) {
             };
             let display = &ctx.model.charts[chart].display;
             let what = if count == 1 {
-                format!("an ordering annotation of {}", entry.tool)
+                format!("an ordering annotation of {}", entry.tool())
             } else {
-                format!("{count} ordering annotations of {}", entry.tool)
+                format!("{count} ordering annotations of {}", entry.tool())
             };
             let shown: Vec<String> = keys.iter().take(4).map(|k| format!("`{k}`")).collect();
             let more = if keys.len() > 4 {
@@ -86,16 +86,16 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 ),
             )
             .doc(doc)
-            .label(format!("{} ordering", entry.tool));
+            .label(format!("{} ordering", entry.tool()));
             if entry.analyze.is_some() {
                 d = d.note(format!(
                     "`chartseq plan --dialect {}` shows the order {} uses",
-                    entry.name, entry.tool
+                    entry.name(), entry.tool()
                 ));
             }
             sink.push(d.help(format!(
                 "to install in this order with Helm's sequencing, run `chartseq migrate --from {}`",
-                entry.name
+                entry.name()
             )));
         }
     }

@@ -27,7 +27,7 @@ declare_rule! {
 
 fn check(ctx: &Context, sink: &mut Sink) {
     for analysis in ctx.dialect_analyses() {
-        let tool = analysis.entry.tool;
+        let tool = analysis.entry.tool();
         for issue in &analysis.issues {
             let PlanIssue::DialectReference {
                 key,
