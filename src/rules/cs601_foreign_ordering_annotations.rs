@@ -90,7 +90,8 @@ fn check(ctx: &Context, sink: &mut Sink) {
             if entry.analyze.is_some() {
                 d = d.note(format!(
                     "`chartseq plan --dialect {}` shows the order {} uses",
-                    entry.name(), entry.tool()
+                    entry.name(),
+                    entry.tool()
                 ));
             }
             sink.push(d.help(format!(

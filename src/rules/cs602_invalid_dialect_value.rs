@@ -11,8 +11,11 @@ declare_rule! {
     /// `version`, none empty, no other property), a `<id>.dependency.werf.io` or external
     /// dependency that is not `apiVersion:kind[:namespace]:name` (or `type/name`), an Argo CD
     /// sync wave that is not an integer (Argo CD uses `helm.sh/hook-weight`, else wave 0, without
-    /// a word). Checked for every dialect chartseq plans in, on charts that carry its
-    /// annotations. A `helm.sh/hook-weight` that is not an integer on a Helm hook is CS403's.
+    /// a word), a KOTS phase that is not an integer (KOTS logs it and uses phase 0), a KOTS
+    /// `wait-for-properties` pair KOTS refuses, and what the draft HIP's planner refuses.
+    /// Checked for every dialect chartseq plans in, on charts that carry its annotations. A
+    /// `helm.sh/hook-weight` that is not an integer on a Helm hook is CS403's. Not checked yet:
+    /// a KOTS phase outside −9999…9999 (KOTS deploys it as written; `kots lint` rejects it).
     ///
     /// ## Why is this bad?
     /// werf refuses the whole release before applying anything; Argo CD installs the resource
