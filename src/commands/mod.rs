@@ -132,6 +132,14 @@ fn with_plan(
     let (model, plan, bad) = load_and_plan(input, dialect, err)?;
     match plan {
         Ok(plan) => {
+            // What the dialect's tool passes over without failing (a reference to nothing):
+            // the plan is its order anyway, but the user should know.
+            if !plan.issues.is_empty() {
+                let issues = plan::PlanError {
+                    issues: plan.issues.clone(),
+                };
+                output::write_plan_error(err, &model, &issues)?;
+            }
             write(out, &model, &plan)?;
             Ok(if bad {
                 Outcome::Findings

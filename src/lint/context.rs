@@ -6,6 +6,7 @@ use std::cell::OnceCell;
 use super::Settings;
 use crate::model::annotations::Spanned;
 use crate::model::{Content, DocId, Model, Resource};
+use crate::plan::dialects::{DIALECTS, DialectEntry};
 use crate::plan::graph::StepGraph;
 use crate::plan::{self, Plan, PlanIssue};
 
@@ -17,6 +18,15 @@ pub struct Context<'m> {
     pub issues: Vec<PlanIssue>,
     step_of: OnceCell<Vec<Option<usize>>>,
     steps: OnceCell<StepGraph>,
+    dialects: OnceCell<Vec<DialectAnalysis>>,
+}
+
+/// A dialect's planner run over the chart (only for a dialect whose annotations it carries).
+pub struct DialectAnalysis {
+    pub entry: &'static DialectEntry,
+    pub plan: Plan,
+    /// Everything the planner found: fatal for the tool or not.
+    pub issues: Vec<PlanIssue>,
 }
 
 impl<'m> Context<'m> {
@@ -30,7 +40,28 @@ impl<'m> Context<'m> {
             issues,
             step_of: OnceCell::new(),
             steps: OnceCell::new(),
+            dialects: OnceCell::new(),
         }
+    }
+
+    /// Each dialect of [`DIALECTS`] that the chart carries annotations of and chartseq can
+    /// plan in, analysed once for every rule.
+    #[must_use]
+    pub fn dialect_analyses(&self) -> &[DialectAnalysis] {
+        self.dialects.get_or_init(|| {
+            DIALECTS
+                .iter()
+                .filter(|entry| entry.present(self.model))
+                .filter_map(|entry| {
+                    let (plan, issues) = (entry.analyze?)(self.model);
+                    Some(DialectAnalysis {
+                        entry,
+                        plan,
+                        issues,
+                    })
+                })
+                .collect()
+        })
     }
 
     /// Every resource with its document id.

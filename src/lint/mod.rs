@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 pub use config::{Config, Selection};
-pub use context::Context;
+pub use context::{Context, DialectAnalysis};
 
 use crate::model::{ChartId, DocId, Model};
 use crate::rules::{RULES, Rule};

@@ -10,14 +10,30 @@
 //!   carries.
 //! - An object with a manual dependency (`werf.io/deploy-dependency-<id>` or
 //!   `<id>.dependency.werf.io`) has no weight: it floats in its stage, ordered by its edges only.
+//!   Every dependency is read (one per `<id>`; the `werf.io/deploy-dependency-<id>` form wins
+//!   over `<id>.dependency.werf.io` for the same id, as nelm keeps one per id), typed with its
+//!   location. A `CustomResourceDefinition` has none (nelm skips them).
+//! - External dependencies (`<id>.external-dependency.werf.io: apiVersion:kind[:namespace]:name`,
+//!   or the legacy `<id>.external-dependency.werf.io/resource: type/name` with
+//!   `…/namespace`) are objects outside the release that werf waits for to exist before
+//!   applying the object.
+//!
+//! NOTE: nelm matches `<id>.dependency.werf.io` with an unescaped regular expression
+//! (`^(.+).dependency.werf.io$`), which also matches `<id>.external-dependency.werf.io`: such an
+//! object gets a (present) manual dependency on its external object too, and so loses its
+//! weight. chartseq reads it the same way; that dependency never names a release object, so
+//! it is never reported as a reference to nothing.
 
 use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Spanned};
 use crate::source::Loc;
 
 pub const WEIGHT: &str = "werf.io/weight";
 pub const DEPLOY_ON: &str = "werf.io/deploy-on";
-const DEPLOY_DEPENDENCY_PREFIX: &str = "werf.io/deploy-dependency-";
-const DEPENDENCY_SUFFIX: &str = ".dependency.werf.io";
+pub const DEPLOY_DEPENDENCY_PREFIX: &str = "werf.io/deploy-dependency-";
+pub const DEPENDENCY_SUFFIX: &str = ".dependency.werf.io";
+pub const EXTERNAL_SUFFIX: &str = ".external-dependency.werf.io";
+pub const EXTERNAL_RESOURCE_SUFFIX: &str = ".external-dependency.werf.io/resource";
+pub const EXTERNAL_NAMESPACE_SUFFIX: &str = ".external-dependency.werf.io/namespace";
 
 /// The events `werf.io/deploy-on` accepts (nelm code; its README says `*-uninstall`).
 pub const EVENTS: [&str; 14] = [
@@ -65,9 +81,9 @@ impl Stage {
 /// A value werf rejects: the release fails before anything is applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rejected {
-    pub key: &'static str,
+    pub key: String,
     pub value: String,
-    pub reason: &'static str,
+    pub reason: String,
     pub loc: Loc,
 }
 
@@ -80,10 +96,484 @@ pub struct Werf {
     pub weight: Option<i64>,
     /// Where the weight was written (`werf.io/weight` or `helm.sh/hook-weight`).
     pub weight_loc: Option<Loc>,
-    /// The first manual dependency key (`werf.io/deploy-dependency-…`, `….dependency.werf.io`).
-    pub dependency: Option<Spanned<String>>,
+    /// The manual dependencies (`werf.io/deploy-dependency-…`, `….dependency.werf.io`), by key.
+    /// Any of them, valid or not, makes the object float in its stage.
+    pub dependencies: Vec<Dependency>,
+    /// Objects outside the release that werf waits for to exist before applying this one.
+    pub external: Vec<ExternalDependency>,
     /// Values werf rejects.
     pub rejected: Vec<Rejected>,
+}
+
+/// What a manual dependency waits for: the target's apply (`present`) or its readiness
+/// (`ready`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DependencyState {
+    Present,
+    Ready,
+}
+
+impl DependencyState {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Present => "present",
+            Self::Ready => "ready",
+        }
+    }
+}
+
+/// Which release objects a dependency names: each given field must be equal (exactly, case
+/// included); an omitted field matches anything.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: Option<String>,
+}
+
+impl Target {
+    /// Whether an object matches. An object written without a namespace is in the release
+    /// namespace, which chartseq does not know: it matches any `namespace`.
+    #[must_use]
+    pub fn matches(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> bool {
+        let eq = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        eq(&self.name, name)
+            && eq(&self.group, group)
+            && eq(&self.version, version)
+            && eq(&self.kind, kind)
+            && match (&self.namespace, namespace) {
+                (Some(want), Some(have)) => want == have,
+                _ => true,
+            }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fields = [
+            ("kind", &self.kind),
+            ("name", &self.name),
+            ("namespace", &self.namespace),
+            ("group", &self.group),
+            ("version", &self.version),
+        ];
+        let parts: Vec<String> = fields
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// One manual dependency: this object is applied after the target is present or ready, in
+/// the same stage.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dependency {
+    /// The annotation key, at the key.
+    pub key: Spanned<String>,
+    /// Where the value is written.
+    pub loc: Loc,
+    pub state: DependencyState,
+    pub target: Target,
+    /// Read from an `<id>.external-dependency.werf.io` key (see the module note): it names an
+    /// object outside the release, never reported as a reference to nothing.
+    pub from_external_key: bool,
+}
+
+/// An object outside the release that werf waits for to exist before applying an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExternalObject {
+    /// `apiVersion:kind[:namespace]:name`; no namespace: the release namespace.
+    Typed {
+        api_version: String,
+        kind: String,
+        namespace: Option<String>,
+        name: String,
+    },
+    /// The legacy form: a kubectl resource type (`secret`, `deployments.v1.apps`) that the
+    /// cluster's discovery resolves, a name and a namespace (none: the release namespace).
+    /// werf ignores these when it has no cluster access.
+    Resource {
+        resource: String,
+        namespace: Option<String>,
+        name: String,
+    },
+}
+
+impl std::fmt::Display for ExternalObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, namespace, name) = match self {
+            ExternalObject::Typed {
+                api_version,
+                kind,
+                namespace,
+                name,
+            } => (format!("{api_version} {kind}"), namespace, name),
+            ExternalObject::Resource {
+                resource,
+                namespace,
+                name,
+            } => (resource.clone(), namespace, name),
+        };
+        write!(f, "{what}/{name}")?;
+        if let Some(ns) = namespace {
+            write!(f, " (namespace {ns})")?;
+        }
+        Ok(())
+    }
+}
+
+/// One external dependency, with the annotation that declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalDependency {
+    pub key: String,
+    /// Where the value is written.
+    pub loc: Loc,
+    pub object: ExternalObject,
+}
+
+/// nelm's `ParseProperties`: comma-separated `key=value` entries, read by its state machine.
+/// Keys are trimmed and lower-cased; a bare `key` is `true` and a bare `nokey` is `key=false`
+/// (`Err` holds the boolean); values are trimmed unless quoted with `'` or `"` (a backslash
+/// before the closing quote keeps it open). Later keys replace earlier ones.
+#[must_use]
+pub fn parse_properties(input: &str) -> Vec<(String, Result<String, bool>)> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum St {
+        Start,
+        Key,
+        KvSep,
+        Value,
+        OpenQuote,
+        Quoted,
+        CloseQuote,
+        EntrySep,
+    }
+    let mut out: Vec<(String, Result<String, bool>)> = Vec::new();
+    let mut emit = |key: &str, value: &str, present: bool, quoted: bool| {
+        let mut k = key.trim().to_lowercase();
+        let v = if !present {
+            if k.starts_with("no") {
+                k = k.chars().skip(2).collect();
+                Err(false)
+            } else {
+                Err(true)
+            }
+        } else if quoted {
+            Ok(value.to_owned())
+        } else {
+            Ok(value.trim().to_owned())
+        };
+        out.retain(|(old, _)| *old != k);
+        out.push((k, v));
+    };
+    let (mut st, mut key, mut value, mut quote, mut present) =
+        (St::Start, String::new(), String::new(), '"', false);
+    for c in input.chars() {
+        match c {
+            ',' if matches!(
+                st,
+                St::Start | St::Key | St::Value | St::KvSep | St::CloseQuote
+            ) =>
+            {
+                if !key.is_empty() {
+                    emit(&key, &value, present, st == St::CloseQuote);
+                    key.clear();
+                    value.clear();
+                    present = false;
+                }
+                st = St::EntrySep;
+            }
+            '=' if st == St::Key => {
+                present = true;
+                st = St::KvSep;
+            }
+            '"' | '\'' if st == St::KvSep => {
+                quote = c;
+                st = St::OpenQuote;
+            }
+            '"' | '\'' if st == St::Quoted && c == quote && !value.ends_with('\\') => {
+                st = St::CloseQuote;
+            }
+            ',' | '=' | '"' | '\'' => match st {
+                St::Key => key.push(c),
+                St::Value | St::Quoted => value.push(c),
+                _ => {}
+            },
+            _ => {
+                if c.is_whitespace() && matches!(st, St::KvSep | St::EntrySep) {
+                    continue;
+                }
+                st = match st {
+                    St::Start | St::EntrySep => St::Key,
+                    St::KvSep => St::Value,
+                    St::OpenQuote => St::Quoted,
+                    other => other,
+                };
+                match st {
+                    St::Key => key.push(c),
+                    St::Value | St::Quoted => value.push(c),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if !key.is_empty() {
+        emit(&key, &value, present, st == St::CloseQuote);
+    }
+    out
+}
+
+/// The properties a `werf.io/deploy-dependency-<id>` value may hold.
+const TARGET_PROPERTIES: [&str; 5] = ["group", "version", "kind", "name", "namespace"];
+
+/// Reads a `werf.io/deploy-dependency-<id>` value as `validateDeployDependencies` checks it.
+fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), String> {
+    if value.is_empty() {
+        return Err("empty".into());
+    }
+    let properties = parse_properties(value);
+    if !properties
+        .iter()
+        .any(|(k, _)| TARGET_PROPERTIES.contains(&k.as_str()))
+    {
+        return Err(
+            "naming no target (none of `kind`, `name`, `namespace`, `group`, `version`)".into(),
+        );
+    }
+    let mut state = None;
+    let mut target = Target::default();
+    for (k, v) in &properties {
+        let text = match v {
+            Ok(text) if text.is_empty() => return Err(format!("missing a value for `{k}`")),
+            Ok(text) => text.clone(),
+            Err(_) => return Err(format!("missing a value for `{k}`")),
+        };
+        match k.as_str() {
+            "state" => {
+                state = Some(match text.as_str() {
+                    "present" => DependencyState::Present,
+                    "ready" => DependencyState::Ready,
+                    _ => {
+                        return Err(format!(
+                            "using the unknown state `{text}` (werf knows `present` and `ready`)"
+                        ));
+                    }
+                });
+            }
+            "group" => target.group = Some(text),
+            "version" => target.version = Some(text),
+            "kind" => target.kind = Some(text),
+            "name" => target.name = Some(text),
+            "namespace" => target.namespace = Some(text),
+            _ => return Err(format!("using the unknown property `{k}`")),
+        }
+    }
+    let state = state.ok_or("missing the required `state` property")?;
+    Ok((state, target))
+}
+
+/// `apiVersion:kind[:namespace]:name`, split as nelm splits it.
+fn read_typed(value: &str) -> Option<(String, String, Option<String>, String)> {
+    let parts: Vec<&str> = value.split(':').collect();
+    if parts.len() != 3 && parts.len() != 4 {
+        return None;
+    }
+    let namespace = (parts.len() == 4).then(|| parts[2].to_owned());
+    Some((
+        parts[0].to_owned(),
+        parts[1].to_owned(),
+        namespace,
+        parts[parts.len() - 1].to_owned(),
+    ))
+}
+
+/// Why a legacy `…/resource` value is refused, as `validateExternalDependencies` checks it.
+fn legacy_resource_error(value: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = value.split('/').collect();
+    if parts.len() != 2 {
+        return Some("not `type/name`");
+    }
+    if parts[0].is_empty() {
+        Some("missing the resource type")
+    } else if parts[0] == "all" {
+        Some("using the resource type `all`, which werf does not allow")
+    } else if parts[0].split('.').any(str::is_empty) {
+        Some("using a resource type with an empty part between dots")
+    } else if parts[1].is_empty() {
+        Some("missing the name")
+    } else {
+        None
+    }
+}
+
+/// Every manual and external dependency of an object, and the values werf refuses.
+fn read_dependencies(
+    annotations: &[Annotation],
+    rejected: &mut Vec<Rejected>,
+) -> (Vec<Dependency>, Vec<ExternalDependency>) {
+    // Go's map keeps the last duplicate key; one dependency per id, the deploy form last.
+    let mut by_id: std::collections::BTreeMap<String, Dependency> =
+        std::collections::BTreeMap::new();
+    let mut external = Vec::new();
+    let mut legacy: std::collections::BTreeMap<&str, (&Annotation, Option<String>)> =
+        std::collections::BTreeMap::new();
+    let mut reject = |a: &Annotation, value: &str, reason: String| {
+        rejected.push(Rejected {
+            key: a.key.clone(),
+            value: value.to_owned(),
+            reason,
+            loc: a.value_loc,
+        });
+    };
+    let value_of = |a: &Annotation| a.value.as_str().unwrap_or_default().trim().to_owned();
+    let mut internal: Vec<(&Annotation, String)> = Vec::new();
+    let mut deploy: Vec<(&Annotation, String)> = Vec::new();
+    for a in annotations {
+        let key = a.key.as_str();
+        if let Some(id) = key.strip_prefix(DEPLOY_DEPENDENCY_PREFIX) {
+            if !id.is_empty() {
+                deploy.push((a, id.to_owned()));
+            }
+        }
+        // `(.+).dependency.werf.io`: at least one character, then any one, then the suffix.
+        if key.len() > DEPENDENCY_SUFFIX.len() && key.ends_with(&DEPENDENCY_SUFFIX[1..]) {
+            let id = &key[..key.len() - DEPENDENCY_SUFFIX.len()];
+            internal.push((a, id.to_owned()));
+        }
+        if key
+            .strip_suffix(EXTERNAL_SUFFIX)
+            .is_some_and(|id| !id.is_empty())
+        {
+            let value = value_of(a);
+            match read_typed(&value) {
+                Some((api_version, kind, namespace, name)) => external.push(ExternalDependency {
+                    key: key.to_owned(),
+                    loc: a.value_loc,
+                    object: ExternalObject::Typed {
+                        api_version,
+                        kind,
+                        namespace,
+                        name,
+                    },
+                }),
+                None => reject(
+                    a,
+                    &value,
+                    "not `apiVersion:kind[:namespace]:name`".to_owned(),
+                ),
+            }
+        }
+        if let Some(id) = key
+            .strip_suffix(EXTERNAL_RESOURCE_SUFFIX)
+            .filter(|id| !id.is_empty())
+        {
+            let value = value_of(a);
+            if let Some(why) = legacy_resource_error(&value) {
+                reject(a, &value, why.to_owned());
+            } else {
+                legacy.insert(id, (a, None));
+            }
+        }
+    }
+    for a in annotations {
+        if let Some(id) = a
+            .key
+            .strip_suffix(EXTERNAL_NAMESPACE_SUFFIX)
+            .filter(|id| !id.is_empty())
+        {
+            let value = value_of(a);
+            if value.is_empty() {
+                reject(a, &value, "empty".to_owned());
+            } else if let Some(entry) = legacy.get_mut(id) {
+                entry.1 = Some(value);
+            }
+        }
+    }
+    for (a, namespace) in legacy.into_values() {
+        let value = value_of(a);
+        if let Some((resource, name)) = value.split_once('/') {
+            external.push(ExternalDependency {
+                key: a.key.clone(),
+                loc: a.value_loc,
+                object: ExternalObject::Resource {
+                    resource: resource.to_owned(),
+                    namespace,
+                    name: name.to_owned(),
+                },
+            });
+        }
+    }
+    for (a, id) in internal {
+        let value = value_of(a);
+        // An empty value passes nelm's validator but crashes its parser: refused here.
+        let Some((api_version, kind, namespace, name)) = read_typed(&value) else {
+            reject(
+                a,
+                &value,
+                "not `apiVersion:kind[:namespace]:name`".to_owned(),
+            );
+            continue;
+        };
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g.to_owned(), v.to_owned()),
+            None => (String::new(), api_version),
+        };
+        by_id.insert(
+            id,
+            Dependency {
+                key: Spanned {
+                    value: a.key.clone(),
+                    loc: a.key_loc,
+                },
+                loc: a.value_loc,
+                state: DependencyState::Present,
+                target: Target {
+                    name: Some(name),
+                    namespace,
+                    group: Some(group),
+                    version: Some(version),
+                    kind: Some(kind),
+                },
+                from_external_key: a.key.ends_with(EXTERNAL_SUFFIX),
+            },
+        );
+    }
+    for (a, id) in deploy {
+        let value = value_of(a);
+        match read_deploy_dependency(&value) {
+            Ok((state, target)) => {
+                by_id.insert(
+                    id,
+                    Dependency {
+                        key: Spanned {
+                            value: a.key.clone(),
+                            loc: a.key_loc,
+                        },
+                        loc: a.value_loc,
+                        state,
+                        target,
+                        from_external_key: false,
+                    },
+                );
+            }
+            Err(why) => reject(a, &value, why),
+        }
+    }
+    let mut dependencies: Vec<Dependency> = by_id.into_values().collect();
+    dependencies.sort_by_key(|d| d.key.loc.span.start);
+    external.sort_by_key(|e| e.loc.span.start);
+    (dependencies, external)
 }
 
 /// Go's `strconv.Atoi` after `strings.TrimSpace`.
@@ -103,11 +593,11 @@ impl Werf {
                 .map(|a| (a.value.as_str().unwrap_or_default().trim(), a.value_loc))
         };
         let mut rejected = Vec::new();
-        let mut reject = |key, value: &str, reason, loc| {
+        let mut reject = |key: &str, value: &str, reason: &str, loc| {
             rejected.push(Rejected {
-                key,
+                key: key.to_owned(),
                 value: value.to_owned(),
-                reason,
+                reason: reason.to_owned(),
                 loc,
             });
         };
@@ -139,16 +629,16 @@ impl Werf {
             (None, Some((raw, _))) => Some(raw.split(',').map(str::trim).collect()),
             (None, None) => None,
         };
-        let dependency = annotations
-            .iter()
-            .find(|a| {
-                a.key.starts_with(DEPLOY_DEPENDENCY_PREFIX)
-                    || (a.key.ends_with(DEPENDENCY_SUFFIX) && a.key.len() > DEPENDENCY_SUFFIX.len())
-            })
-            .map(|a| Spanned {
-                value: a.key.clone(),
-                loc: a.key_loc,
-            });
+        let (dependencies, external) = read_dependencies(annotations, &mut rejected);
+        rejected.sort_by_key(|r| r.loc.span.start);
+        // NOTE: nelm drops the manual dependencies of a CRD, and keeps a Namespace's (which then
+        // floats in the first stage); chartseq drops both, as it does not tell them apart here.
+        let dependencies = if crd_or_namespace {
+            Vec::new()
+        } else {
+            dependencies
+        };
+        let floating = !dependencies.is_empty();
         let stages = if crd_or_namespace {
             (weight, weight_loc) = (Some(0), None);
             vec![Stage::PrePreInstall]
@@ -171,117 +661,24 @@ impl Werf {
                 }
             }
         };
-        if dependency.is_some() && !crd_or_namespace {
+        if floating && !crd_or_namespace {
             (weight, weight_loc) = (None, None);
         } else if weight.is_none() {
             weight = Some(0);
         }
+        // nelm's unescaped `(.+).dependency.werf.io` also reads an external dependency as a
+        // manual one, so one bad value can be refused twice for the same reason: once is enough.
+        let mut seen = std::collections::HashSet::new();
+        rejected.retain(|r| seen.insert((r.key.clone(), r.loc.span.start, r.reason.clone())));
         Werf {
             stages,
             weight,
             weight_loc,
-            dependency,
+            dependencies,
+            external,
             rejected,
         }
     }
-}
-
-const EXTERNAL_SUFFIX: &str = ".external-dependency.werf.io";
-const EXTERNAL_RESOURCE_SUFFIX: &str = ".external-dependency.werf.io/resource";
-const EXTERNAL_NAMESPACE_SUFFIX: &str = ".external-dependency.werf.io/namespace";
-
-/// The `<id>` of `<id><suffix>`, when the key has that form with a non-empty id.
-fn external_id<'k>(key: &'k str, suffix: &str) -> Option<&'k str> {
-    key.strip_suffix(suffix).filter(|id| !id.is_empty())
-}
-
-/// werf's external dependencies of one object (DIALECTS.md §1.1, §1.4): objects outside the
-/// release that nelm waits to **exist** before it deploys the object.
-///
-/// - `<id>.external-dependency.werf.io: apiVersion:kind[:namespace]:name`;
-/// - `<id>.external-dependency.werf.io/resource: <type>[.<version>.<group>]/<name>` (a kubectl
-///   resource type, resolved through discovery) with `<id>.external-dependency.werf.io/namespace`.
-///
-/// Values are trimmed as werf trims them; in id order. A value werf rejects is skipped here:
-/// the plan refuses it elsewhere.
-#[must_use]
-pub fn external_dependencies(annotations: &[Annotation]) -> Vec<crate::plan::External> {
-    use crate::plan::{External, ExternalType};
-    let value = |key: &str| {
-        annotations
-            .iter()
-            .rev()
-            .find(|a| a.key == key)
-            .and_then(|a| a.value.as_str())
-            .map(str::trim)
-    };
-    let mut ids: Vec<(&str, &str)> = annotations
-        .iter()
-        .filter_map(|a| {
-            external_id(&a.key, EXTERNAL_SUFFIX)
-                .map(|id| (id, a.key.as_str()))
-                .or_else(|| {
-                    external_id(&a.key, EXTERNAL_RESOURCE_SUFFIX).map(|id| (id, a.key.as_str()))
-                })
-        })
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut out = Vec::new();
-    for (id, key) in ids {
-        let Some(raw) = value(key) else { continue };
-        if key.ends_with(EXTERNAL_SUFFIX) {
-            let parts: Vec<&str> = raw.split(':').collect();
-            let (api_version, kind, namespace, name) = match parts.as_slice() {
-                [a, k, n] => (*a, *k, None, *n),
-                [a, k, ns, n] => (*a, *k, Some(*ns), *n),
-                _ => continue,
-            };
-            if [api_version, kind, name].iter().any(|p| p.is_empty()) {
-                continue;
-            }
-            out.push(External {
-                target: ExternalType::Kind {
-                    api_version: api_version.to_owned(),
-                    kind: kind.to_owned(),
-                },
-                namespace: namespace.filter(|n| !n.is_empty()).map(str::to_owned),
-                name: name.to_owned(),
-                key: key.to_owned(),
-            });
-        } else {
-            let Some((ty, name)) = raw.split_once('/') else {
-                continue;
-            };
-            if name.is_empty() || name.contains('/') || ty.is_empty() || ty == "all" {
-                continue;
-            }
-            let mut dotted = ty.splitn(3, '.');
-            let resource = dotted.next().unwrap_or_default();
-            let (version, group) = match (dotted.next(), dotted.next()) {
-                (None, _) => (None, None),
-                (Some(g), None) => (None, Some(g)),
-                (Some(v), Some(g)) => (Some(v), Some(g)),
-            };
-            if resource.is_empty() || [version, group].iter().flatten().any(|p| p.is_empty()) {
-                continue;
-            }
-            let namespace = value(&format!("{id}{EXTERNAL_NAMESPACE_SUFFIX}"))
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned);
-            out.push(External {
-                target: ExternalType::Resource {
-                    resource: resource.to_owned(),
-                    version: version.map(str::to_owned),
-                    group: group.map(str::to_owned),
-                },
-                namespace,
-                name: name.to_owned(),
-                key: key.to_owned(),
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -373,16 +770,24 @@ mod tests {
 
     #[test]
     fn a_manual_dependency_removes_the_weight() {
-        for key in ["werf.io/deploy-dependency-db", "db.dependency.werf.io"] {
-            let w = Werf::read(
-                &[
-                    ann(WEIGHT, "5", 1),
-                    ann(key, "state=ready,kind=Deployment", 2),
-                ],
-                false,
-            );
+        for (key, value, state) in [
+            (
+                "werf.io/deploy-dependency-db",
+                "state=ready,kind=Deployment",
+                DependencyState::Ready,
+            ),
+            (
+                "db.dependency.werf.io",
+                "apps/v1:Deployment:db",
+                DependencyState::Present,
+            ),
+        ] {
+            let w = Werf::read(&[ann(WEIGHT, "5", 1), ann(key, value, 2)], false);
             assert_eq!(w.weight, None, "{key}");
-            assert_eq!(w.dependency.map(|d| d.value), Some(key.to_owned()));
+            assert_eq!(w.dependencies.len(), 1, "{key}");
+            assert_eq!(w.dependencies[0].key.value, key);
+            assert_eq!(w.dependencies[0].state, state);
+            assert_eq!(w.dependencies[0].target.kind.as_deref(), Some("Deployment"));
         }
         let w = Werf::read(&[ann(".dependency.werf.io", "x", 2)], false);
         assert_eq!(w.weight, Some(0));
@@ -391,40 +796,46 @@ mod tests {
     #[test]
     fn external_dependencies_in_both_forms() {
         use crate::plan::ExternalType;
-        let deps = external_dependencies(&[
-            ann(
-                "sa.external-dependency.werf.io/resource",
-                "serviceaccount/default",
-                1,
-            ),
-            ann(
-                "cert.external-dependency.werf.io",
-                "cert-manager.io/v1:Certificate:tls",
-                2,
-            ),
-            ann(
-                "db.external-dependency.werf.io/resource",
-                " deployments.v1.apps/db ",
-                3,
-            ),
-            ann("db.external-dependency.werf.io/namespace", "data", 4),
-            ann("x.external-dependency.werf.io", "v1:Secret:other:creds", 5),
-            // Rejected by werf: skipped here.
-            ann("bad.external-dependency.werf.io", "v1:Secret", 6),
-            ann("all.external-dependency.werf.io/resource", "all/x", 7),
-        ]);
+        let w = Werf::read(
+            &[
+                ann(
+                    "sa.external-dependency.werf.io/resource",
+                    "serviceaccount/default",
+                    1,
+                ),
+                ann(
+                    "cert.external-dependency.werf.io",
+                    "cert-manager.io/v1:Certificate:tls",
+                    2,
+                ),
+                ann(
+                    "db.external-dependency.werf.io/resource",
+                    " deployments.v1.apps/db ",
+                    3,
+                ),
+                ann("db.external-dependency.werf.io/namespace", "data", 4),
+                ann("x.external-dependency.werf.io", "v1:Secret:other:creds", 5),
+                // Rejected by werf: not waited for, refused by the plan.
+                ann("bad.external-dependency.werf.io", "v1:Secret", 6),
+                ann("all.external-dependency.werf.io/resource", "all/x", 7),
+            ],
+            false,
+        );
+        assert_eq!(w.rejected.len(), 2, "{:?}", w.rejected);
+        let deps: Vec<crate::plan::External> =
+            w.external.iter().map(crate::plan::External::of).collect();
         let labels: Vec<String> = deps.iter().map(crate::plan::External::label).collect();
         assert_eq!(
             labels,
             [
+                "serviceaccount/default",
                 "Certificate/tls",
                 "deployments/db (namespace data)",
-                "serviceaccount/default",
                 "Secret/creds (namespace other)",
             ]
         );
         assert_eq!(
-            deps[1].target,
+            deps[2].target,
             ExternalType::Resource {
                 resource: "deployments".into(),
                 version: Some("v1".into()),
@@ -432,11 +843,137 @@ mod tests {
             }
         );
         assert_eq!(
-            deps[0].target,
+            deps[1].target,
             ExternalType::Kind {
                 api_version: "cert-manager.io/v1".into(),
                 kind: "Certificate".into()
             }
         );
+    }
+
+    #[test]
+    fn every_dependency_is_read_typed() {
+        let w = Werf::read(
+            &[
+                ann(
+                    "werf.io/deploy-dependency-a",
+                    "state=present, Kind=Secret, name='db creds'",
+                    1,
+                ),
+                ann(
+                    "werf.io/deploy-dependency-b",
+                    "state=ready,kind=StatefulSet,namespace=data",
+                    5,
+                ),
+                ann("c.dependency.werf.io", "v1:ConfigMap:other:settings", 9),
+            ],
+            false,
+        );
+        assert!(w.rejected.is_empty(), "{:?}", w.rejected);
+        let targets: Vec<String> = w
+            .dependencies
+            .iter()
+            .map(|d| d.target.to_string())
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                "kind=Secret,name=db creds",
+                "kind=StatefulSet,namespace=data",
+                "kind=ConfigMap,name=settings,namespace=other,group=,version=v1",
+            ]
+        );
+        assert!(
+            w.dependencies[1]
+                .target
+                .matches("apps", "v1", "StatefulSet", None, "x")
+        );
+        assert!(
+            !w.dependencies[1]
+                .target
+                .matches("apps", "v1", "StatefulSet", Some("web"), "x")
+        );
+    }
+
+    #[test]
+    fn properties_follow_nelms_state_machine() {
+        let p = parse_properties(" State = ready ,kind=Deployment,name=\"a,b\",noflag,on");
+        assert_eq!(
+            p,
+            vec![
+                ("state".to_owned(), Ok("ready".to_owned())),
+                ("kind".to_owned(), Ok("Deployment".to_owned())),
+                ("name".to_owned(), Ok("a,b".to_owned())),
+                ("flag".to_owned(), Err(false)),
+                ("on".to_owned(), Err(true)),
+            ]
+        );
+        assert_eq!(
+            parse_properties("name=' x '"),
+            vec![("name".to_owned(), Ok(" x ".to_owned()))]
+        );
+        assert_eq!(
+            parse_properties("kind=a,kind=b"),
+            vec![("kind".to_owned(), Ok("b".to_owned()))]
+        );
+    }
+
+    #[test]
+    fn dependency_values_werf_refuses() {
+        for value in [
+            "",
+            "kind=Deployment",
+            "state=ready",
+            "state=done,kind=Deployment",
+            "state=ready,kind=",
+            "state=ready,kind=Deployment,color=blue",
+            "state=ready,kind",
+        ] {
+            let w = Werf::read(&[ann("werf.io/deploy-dependency-x", value, 3)], false);
+            assert_eq!(w.rejected.len(), 1, "{value:?}");
+            assert_eq!(w.rejected[0].loc.span.start, 3);
+        }
+        for (key, value) in [
+            ("x.dependency.werf.io", "apps/v1:Deployment"),
+            ("x.external-dependency.werf.io", "v1:Secret"),
+            ("x.external-dependency.werf.io/resource", "secret"),
+            ("x.external-dependency.werf.io/resource", "all/x"),
+            (
+                "x.external-dependency.werf.io/resource",
+                "deployments..apps/x",
+            ),
+            ("x.external-dependency.werf.io/namespace", " "),
+        ] {
+            let w = Werf::read(&[ann(key, value, 3)], false);
+            assert!(!w.rejected.is_empty(), "{key}: {value:?}");
+        }
+    }
+
+    #[test]
+    fn external_dependencies_are_kept() {
+        let w = Werf::read(
+            &[
+                ann("db.external-dependency.werf.io", "v1:Secret:infra:creds", 1),
+                ann(
+                    "sa.external-dependency.werf.io/resource",
+                    "serviceaccount/default",
+                    2,
+                ),
+                ann("sa.external-dependency.werf.io/namespace", "kube-system", 3),
+            ],
+            false,
+        );
+        assert!(w.rejected.is_empty(), "{:?}", w.rejected);
+        let objects: Vec<String> = w.external.iter().map(|e| e.object.to_string()).collect();
+        assert_eq!(
+            objects,
+            [
+                "v1 Secret/creds (namespace infra)",
+                "serviceaccount/default (namespace kube-system)"
+            ]
+        );
+        // nelm's unescaped pattern also reads the new form as a manual dependency.
+        assert_eq!(w.weight, None);
+        assert!(w.dependencies[0].from_external_key);
     }
 }

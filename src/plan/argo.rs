@@ -170,6 +170,49 @@ fn set_waits(model: &Model, plan: &mut Plan) {
     }
 }
 
+/// The plan, and every value Argo CD silently passes over (a wave that is not an integer).
+/// Argo CD never refuses an order.
+#[must_use]
+pub fn analyze(model: &Model) -> (Plan, Vec<crate::plan::PlanIssue>) {
+    let plan = plan(model);
+    let mut issues = Vec::new();
+    for d in &model.documents {
+        let Content::Resource(r) = &d.content else {
+            continue;
+        };
+        for ignored in &r.argo.wave.ignored {
+            let Some(a) = r.annotations.iter().find(|a| a.value_loc == ignored.loc) else {
+                continue;
+            };
+            let replacement = match r.argo.wave.source {
+                crate::model::argo::WaveSource::SyncWave(_) => {
+                    format!(
+                        "wave {} (from {})",
+                        r.argo.wave.value,
+                        crate::model::argo::SYNC_WAVE
+                    )
+                }
+                crate::model::argo::WaveSource::HookWeight(_) => format!(
+                    "wave {} (from {})",
+                    r.argo.wave.value,
+                    crate::model::annotations::HOOK_WEIGHT
+                ),
+                crate::model::argo::WaveSource::Default => "wave 0".to_owned(),
+            };
+            issues.push(crate::plan::PlanIssue::ReplacedDialectValue {
+                dialect: Dialect::Argo,
+                key: a.key.clone(),
+                value: ignored.value.clone(),
+                replacement,
+                loc: ignored.loc,
+            });
+        }
+    }
+    // NOTE: not in the plan's `issues`: Argo CD says nothing about them, and neither does
+    // `plan --dialect argo`; lint reports them (CS602).
+    (plan, issues)
+}
+
 type Key = fn(&Model, &Task) -> Option<String>;
 
 /// `syncTasks.adjustDeps`: a dependency (Namespace, CRD) sorted after the first task that

@@ -8,6 +8,7 @@
 
 pub mod argo;
 pub mod detect;
+pub mod dialects;
 pub mod draft;
 pub mod graph;
 pub mod kots;
@@ -123,6 +124,16 @@ pub enum PlanIssue {
         reason: String,
         loc: Loc,
     },
+    /// A dialect's value its tool does not refuse but silently replaces (an Argo CD wave that
+    /// is not an integer: wave 0). Only a dialect's analysis reports it; never fatal.
+    ReplacedDialectValue {
+        dialect: Dialect,
+        key: String,
+        value: String,
+        /// What the tool uses instead (`wave 0`).
+        replacement: String,
+        loc: Loc,
+    },
     /// A dialect's reference that names nothing its tool can find (a kapp rule's change
     /// group no resource has; a werf dependency matching no resource of its stage; a draft
     /// layer or subchart that is not there). Only a dialect plan reports it.
@@ -232,9 +243,12 @@ pub struct Plan {
     /// How `apply` waits for each resource, as the plan's tool waits ([`wait`]); a resource
     /// without an entry gets [`Wait::Ready`] (HIP-0025's rule). Always empty for HIP.
     pub waits: BTreeMap<DocId, Wait>,
-    /// Objects outside the release each resource waits to exist before it is applied (werf's
-    /// external dependencies). Always empty for HIP.
+    /// Objects outside the release each resource waits to **exist** before it is applied
+    /// (werf's external dependencies), in the order they are written. Always empty for HIP.
     pub external: BTreeMap<DocId, Vec<External>>,
+    /// What the dialect's tool passes over without failing (a werf dependency that matches
+    /// no resource of its stage): the plan is the order it uses anyway. Lint reports them.
+    pub issues: Vec<PlanIssue>,
 }
 
 impl Plan {

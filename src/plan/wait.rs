@@ -119,6 +119,90 @@ pub struct External {
 }
 
 impl External {
+    /// What `apply` looks for, from the dependency the werf model read: the legacy form's
+    /// resource type (`secret`, `deployments.apps`, `deployments.v1.apps`) is split into its
+    /// resource, version and group as kubectl reads it.
+    #[must_use]
+    pub fn of(dependency: &crate::model::werf::ExternalDependency) -> Self {
+        use crate::model::werf::ExternalObject;
+        let (target, namespace, name) = match &dependency.object {
+            ExternalObject::Typed {
+                api_version,
+                kind,
+                namespace,
+                name,
+            } => (
+                ExternalType::Kind {
+                    api_version: api_version.clone(),
+                    kind: kind.clone(),
+                },
+                namespace,
+                name,
+            ),
+            ExternalObject::Resource {
+                resource,
+                namespace,
+                name,
+            } => {
+                let mut dotted = resource.splitn(3, '.');
+                let first = dotted.next().unwrap_or_default().to_owned();
+                let (version, group) = match (dotted.next(), dotted.next()) {
+                    (None, _) => (None, None),
+                    (Some(g), None) => (None, Some(g.to_owned())),
+                    (Some(v), Some(g)) => (Some(v.to_owned()), Some(g.to_owned())),
+                };
+                (
+                    ExternalType::Resource {
+                        resource: first,
+                        version,
+                        group,
+                    },
+                    namespace,
+                    name,
+                )
+            }
+        };
+        Self {
+            target,
+            namespace: namespace.clone(),
+            name: name.clone(),
+            key: dependency.key.clone(),
+        }
+    }
+
+    /// The object as written: `apiVersion kind/name` or `type/name`, with the namespace when
+    /// one was written.
+    #[must_use]
+    pub fn written(&self) -> String {
+        let what = match &self.target {
+            ExternalType::Kind { api_version, kind } => format!("{api_version} {kind}"),
+            ExternalType::Resource { .. } => self.resource_type().unwrap_or_default(),
+        };
+        match &self.namespace {
+            Some(ns) => format!("{what}/{} (namespace {ns})", self.name),
+            None => format!("{what}/{}", self.name),
+        }
+    }
+
+    /// The legacy form's resource type as written (`deployments.v1.apps`).
+    #[must_use]
+    pub fn resource_type(&self) -> Option<String> {
+        let ExternalType::Resource {
+            resource,
+            version,
+            group,
+        } = &self.target
+        else {
+            return None;
+        };
+        let mut out = resource.clone();
+        for part in [version, group].into_iter().flatten() {
+            out.push('.');
+            out.push_str(part);
+        }
+        Some(out)
+    }
+
     /// `Kind/name` or `type/name`, with the namespace when one was written.
     #[must_use]
     pub fn label(&self) -> String {

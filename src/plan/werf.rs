@@ -1,20 +1,33 @@
-//! The order werf/nelm installs a release in (DIALECTS.md §1.2–1.3), as plan steps.
+//! The order werf/nelm installs a release in (DIALECTS.md §1.2–1.4), as plan steps.
 //!
 //! Stages run one after the other: CRDs and Namespaces (the plan's `crds`), `pre-install` hooks,
 //! regular resources, `post-install` hooks. Inside a stage each weight is one step, waiting for every resource of
 //! the weight before (readiness included); one weight's resources go in parallel, with no kind
 //! order. Weights span the whole release, subcharts included. A resource with a manual
-//! dependency has no weight: it floats in its stage (one step after the stage before, which the
-//! next stage waits for). A value werf rejects fails the release before anything is applied.
+//! dependency has no weight: it floats in its stage as a step of its own that waits for the
+//! steps holding its targets (or for the stage before, when it has none); the next stage waits
+//! for it. A value werf rejects, and a cycle of dependencies, fail the release before anything
+//! is applied; a dependency that matches no resource of its stage is passed over, as werf does,
+//! and kept in [`Plan::issues`]. External dependencies are kept in [`Plan::external`].
+//!
+//! NOTE: nelm ties a dependency to the *first* matching resource of the stage only, in its own
+//! order (floating resources first, then by weight, then kind, group, version, namespace and
+//! name), so a dependency naming only a kind can match the very resource that declares it: a
+//! cycle werf refuses. A step waits for the whole step of its target, where nelm waits for the
+//! target alone (its apply for `state=present`, its readiness for `state=ready`).
 
-use crate::model::werf::Stage;
+use std::collections::HashMap;
+
+use crate::model::werf::{Dependency, Stage};
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step, Wait};
+use crate::plan::graph::{Cycle, DepGraph};
+use crate::plan::{Dialect, External, Plan, PlanError, PlanIssue, Step, Wait};
+use crate::source::Loc;
 
 /// `werf.io/track-termination-mode`: `NonBlocking` resources are never waited for.
 const TRACK_TERMINATION_MODE: &str = "werf.io/track-termination-mode";
 
-/// The step name of a stage's weight, or of its floating resources (`None`).
+/// The step name of a stage's weight.
 #[must_use]
 pub fn step_name(stage: Stage, weight: Option<i64>) -> String {
     match weight {
@@ -23,12 +36,39 @@ pub fn step_name(stage: Stage, weight: Option<i64>) -> String {
     }
 }
 
+/// The step name of a floating resource (one with manual dependencies).
+fn floating_name(model: &Model, stage: Stage, doc: DocId) -> String {
+    let Some(r) = model.resource(doc) else {
+        return step_name(stage, None);
+    };
+    match &r.id.namespace {
+        Some(ns) => format!("{}:{}/{ns}/{}", stage.name(), r.id.kind, r.id.name),
+        None => format!("{}:{}/{}", stage.name(), r.id.kind, r.id.name),
+    }
+}
+
 /// A resource in one stage: the stage, its weight (`None`: floating), its listing key (kind,
 /// name, namespace) and the document.
 type Placed = (Stage, Option<i64>, (String, String, String), DocId);
 
-/// Plans the release as werf installs it, or every value werf would reject.
+/// Plans the release as werf installs it, or every value werf would reject and every cycle.
 pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    let (plan, issues) = analyze(model);
+    let fatal: Vec<PlanIssue> = issues
+        .into_iter()
+        .filter(|i| !matches!(i, PlanIssue::DialectReference { .. }))
+        .collect();
+    if fatal.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanError { issues: fatal })
+    }
+}
+
+/// The plan as far as it can be made, and every issue: values werf rejects and cycles (fatal),
+/// dependencies that match nothing (passed over; also in the plan's `issues`).
+#[must_use]
+pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     let mut plan = Plan {
         dialect: Dialect::Werf,
         ..Plan::default()
@@ -43,9 +83,9 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                 for rejected in &r.werf.rejected {
                     issues.push(PlanIssue::InvalidDialectValue {
                         dialect: Dialect::Werf,
-                        key: rejected.key.to_owned(),
+                        key: rejected.key.clone(),
                         value: rejected.value.clone(),
-                        reason: rejected.reason.to_owned(),
+                        reason: rejected.reason.clone(),
                         loc: rejected.loc,
                     });
                 }
@@ -62,17 +102,14 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                 }
                 if !r.werf.stages.is_empty() {
                     plan.waits.insert(doc, wait_of(r));
-                    let external = crate::model::werf::external_dependencies(&r.annotations);
-                    if !external.is_empty() {
-                        plan.external.insert(doc, external);
+                    if !r.werf.external.is_empty() {
+                        plan.external
+                            .insert(doc, r.werf.external.iter().map(External::of).collect());
                     }
                 }
             }
             Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
         }
-    }
-    if !issues.is_empty() {
-        return Err(PlanError { issues });
     }
     // Floating resources (no weight) sort after the weights of their stage, for listing only.
     placed.sort_by(|a, b| {
@@ -84,40 +121,23 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
         .take_while(|p| p.0 == Stage::PrePreInstall)
         .count();
     plan.crds = placed.drain(..first).map(|p| p.3).collect();
+    // Built only when some dependency matches nothing in its stage.
+    let everything: std::cell::OnceCell<Index> = std::cell::OnceCell::new();
     let mut terminals: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < placed.len() {
         let stage = placed[i].0;
-        let start = terminals.clone();
-        let mut chain_end: Option<usize> = None;
-        let mut stage_ends = Vec::new();
+        let start = i;
         while i < placed.len() && placed[i].0 == stage {
-            let weight = placed[i].1;
-            let mut resources = Vec::new();
-            while i < placed.len() && placed[i].0 == stage && placed[i].1 == weight {
-                resources.push(placed[i].3);
-                i += 1;
-            }
-            let after = match (weight, chain_end) {
-                (Some(_), Some(prev)) => vec![prev],
-                _ => start.clone(),
-            };
-            plan.steps.push(Step {
-                chart: 0,
-                group: Some(step_name(stage, weight)),
-                resources,
-                after,
-            });
-            let index = plan.steps.len() - 1;
-            if weight.is_some() {
-                chain_end = Some(index);
-            } else {
-                stage_ends.push(index);
-            }
+            i += 1;
         }
-        stage_ends.extend(chain_end);
-        stage_ends.sort_unstable();
-        terminals = stage_ends;
+        terminals = plan_stage(
+            model,
+            &mut plan,
+            &mut issues,
+            (&placed[start..i], &everything),
+            &terminals,
+        );
     }
     // Documents that are not objects: werf would fail on them; listed last, as HIP does.
     if !not_objects.is_empty() {
@@ -128,7 +148,261 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             after: terminals,
         });
     }
-    Ok(plan)
+    plan.issues = issues
+        .iter()
+        .filter(|i| matches!(i, PlanIssue::DialectReference { .. }))
+        .cloned()
+        .collect();
+    (plan, issues)
+}
+
+/// nelm's order of a stage's resources when it looks for a dependency's target: floating
+/// resources first, then by weight, then kind, group, version, namespace and name.
+fn match_order(model: &Model, p: &Placed) -> (bool, i64, [String; 5], DocId) {
+    let fields = model.resource(p.3).map_or_else(Default::default, |r| {
+        [
+            r.id.kind.clone(),
+            r.id.group.clone(),
+            version_of(&r.api_version).to_owned(),
+            r.id.namespace.clone().unwrap_or_default(),
+            r.id.name.clone(),
+        ]
+    });
+    (p.1.is_some(), p.1.unwrap_or(0), fields, p.3)
+}
+
+fn version_of(api_version: &str) -> &str {
+    api_version.rsplit('/').next().unwrap_or(api_version)
+}
+
+/// Whether a dependency names this document.
+fn names(model: &Model, dep: &Dependency, doc: DocId) -> bool {
+    model.resource(doc).is_some_and(|r| {
+        dep.target.matches(
+            &r.id.group,
+            version_of(&r.api_version),
+            &r.id.kind,
+            r.id.namespace.as_deref(),
+            &r.id.name,
+        )
+    })
+}
+
+/// Documents in a fixed order, indexed by kind and name, to find the first that a dependency
+/// names without scanning them all (most dependencies give a kind, a name or both).
+struct Index {
+    docs: Vec<DocId>,
+    by_kind_name: HashMap<(String, String), Vec<usize>>,
+    by_kind: HashMap<String, Vec<usize>>,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl Index {
+    fn new(model: &Model, docs: Vec<DocId>) -> Self {
+        let mut index = Index {
+            docs,
+            by_kind_name: HashMap::new(),
+            by_kind: HashMap::new(),
+            by_name: HashMap::new(),
+        };
+        for (i, &doc) in index.docs.iter().enumerate() {
+            let Some(r) = model.resource(doc) else {
+                continue;
+            };
+            index
+                .by_kind_name
+                .entry((r.id.kind.clone(), r.id.name.clone()))
+                .or_default()
+                .push(i);
+            index.by_kind.entry(r.id.kind.clone()).or_default().push(i);
+            index.by_name.entry(r.id.name.clone()).or_default().push(i);
+        }
+        index
+    }
+
+    /// The position of the first document the dependency names.
+    fn first(&self, model: &Model, dep: &Dependency) -> Option<usize> {
+        let target = &dep.target;
+        let candidates: Option<&Vec<usize>> = match (&target.kind, &target.name) {
+            (Some(kind), Some(name)) => Some(self.by_kind_name.get(&(kind.clone(), name.clone()))?),
+            (Some(kind), None) => Some(self.by_kind.get(kind)?),
+            (None, Some(name)) => Some(self.by_name.get(name)?),
+            (None, None) => None,
+        };
+        match candidates {
+            Some(list) => list
+                .iter()
+                .copied()
+                .find(|&i| names(model, dep, self.docs[i])),
+            None => (0..self.docs.len()).find(|&i| names(model, dep, self.docs[i])),
+        }
+    }
+}
+
+/// Plans one stage after the steps `start`; returns the stage's terminal steps.
+fn plan_stage(
+    model: &Model,
+    plan: &mut Plan,
+    issues: &mut Vec<PlanIssue>,
+    (stage_docs, everything): (&[Placed], &std::cell::OnceCell<Index>),
+    start: &[usize],
+) -> Vec<usize> {
+    let Some(stage) = stage_docs.first().map(|p| p.0) else {
+        return start.to_vec();
+    };
+    // The weight chain.
+    let mut step_of: std::collections::HashMap<DocId, usize> = std::collections::HashMap::new();
+    let mut chain_end: Option<usize> = None;
+    let mut j = 0;
+    while j < stage_docs.len() && stage_docs[j].1.is_some() {
+        let weight = stage_docs[j].1;
+        let mut resources = Vec::new();
+        while j < stage_docs.len() && stage_docs[j].1 == weight {
+            resources.push(stage_docs[j].3);
+            j += 1;
+        }
+        let after = chain_end.map_or_else(|| start.to_vec(), |prev| vec![prev]);
+        plan.steps.push(Step {
+            chart: 0,
+            group: Some(step_name(stage, weight)),
+            resources: resources.clone(),
+            after,
+        });
+        let index = plan.steps.len() - 1;
+        for doc in resources {
+            step_of.insert(doc, index);
+        }
+        chain_end = Some(index);
+    }
+    let floating: Vec<DocId> = stage_docs[j..].iter().map(|p| p.3).collect();
+    if floating.is_empty() {
+        return chain_end.into_iter().collect();
+    }
+    // Each floating resource's dependencies, resolved to their first match in the stage.
+    let mut candidates: Vec<&Placed> = stage_docs.iter().collect();
+    candidates.sort_by_cached_key(|p| match_order(model, p));
+    let index = Index::new(model, candidates.iter().map(|p| p.3).collect());
+    let node = |doc: DocId| format!("{doc:012}");
+    let mut graph: DepGraph<Loc> = DepGraph::new(floating.iter().map(|&d| node(d)));
+    let mut targets: Vec<(DocId, Vec<DocId>)> = Vec::new();
+    for &doc in &floating {
+        let Some(r) = model.resource(doc) else {
+            continue;
+        };
+        let mut on = Vec::new();
+        for dep in &r.werf.dependencies {
+            match index.first(model, dep).map(|i| candidates[i]) {
+                Some(target) => {
+                    on.push(target.3);
+                    if target.1.is_none() {
+                        graph.depend(&node(doc), &node(target.3), dep.loc);
+                    }
+                }
+                None if dep.from_external_key => {}
+                None => {
+                    let everything = everything
+                        .get_or_init(|| Index::new(model, (0..model.documents.len()).collect()));
+                    issues.push(reference_to_nothing(model, everything, stage, dep));
+                }
+            }
+        }
+        targets.push((doc, on));
+    }
+    let order = match graph.batches() {
+        Ok(batches) => batches
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.parse::<DocId>().ok())
+            .collect::<Vec<_>>(),
+        Err(cycles) => {
+            for Cycle { path, edges } in cycles {
+                let path = path
+                    .iter()
+                    .filter_map(|n| n.parse::<DocId>().ok())
+                    .map(|d| crate::plan::output::label(model, d))
+                    .collect();
+                issues.push(PlanIssue::DialectCycle {
+                    dialect: Dialect::Werf,
+                    path,
+                    edges,
+                });
+            }
+            floating.clone()
+        }
+    };
+    let targets: std::collections::HashMap<DocId, Vec<DocId>> = targets.into_iter().collect();
+    let mut waited: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+    let mut floating_steps = Vec::new();
+    for doc in order {
+        let mut after: Vec<usize> = targets
+            .get(&doc)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| step_of.get(t).copied())
+            .collect();
+        if after.is_empty() {
+            after = start.to_vec();
+        }
+        after.sort_unstable();
+        after.dedup();
+        waited.extend(after.iter().copied());
+        plan.steps.push(Step {
+            chart: 0,
+            group: Some(floating_name(model, stage, doc)),
+            resources: vec![doc],
+            after,
+        });
+        let index = plan.steps.len() - 1;
+        step_of.insert(doc, index);
+        floating_steps.push(index);
+    }
+    let mut ends: Vec<usize> = chain_end.into_iter().collect();
+    ends.extend(floating_steps.into_iter().filter(|s| !waited.contains(s)));
+    ends.sort_unstable();
+    ends.dedup();
+    ends
+}
+
+/// A dependency that matches no resource of its stage: werf passes over it.
+fn reference_to_nothing(
+    model: &Model,
+    everything: &Index,
+    stage: Stage,
+    dep: &Dependency,
+) -> PlanIssue {
+    let elsewhere = everything.first(model, dep).map(|i| {
+        let doc = everything.docs[i];
+        let label = crate::plan::output::label(model, doc);
+        let stages: Vec<Stage> = model
+            .resource(doc)
+            .map(|r| r.werf.stages.clone())
+            .unwrap_or_default();
+        if stages.first() == Some(&Stage::PrePreInstall) {
+            format!(
+                "matches {label} only in an earlier stage (CRDs and Namespaces), so werf ignores the dependency"
+            )
+        } else if stages.is_empty() {
+            format!("matches {label} only, which is not installed, so werf ignores the dependency")
+        } else {
+            let names: Vec<&str> = stages.iter().map(|s| s.name()).collect();
+            format!(
+                "matches {label} only in another stage ({}), so werf ignores the dependency",
+                names.join(", ")
+            )
+        }
+    });
+    PlanIssue::DialectReference {
+        dialect: Dialect::Werf,
+        key: dep.key.value.clone(),
+        reference: dep.target.to_string(),
+        reason: elsewhere.unwrap_or_else(|| {
+            format!(
+                "matches no resource of the {} stage, so werf ignores the dependency",
+                stage.name()
+            )
+        }),
+        loc: dep.loc,
+    }
 }
 
 /// How werf waits for a resource it applied: kubedog tracks it until ready (a Job until it

@@ -97,6 +97,11 @@ mod cs404_unknown_hook_delete_policy;
 mod cs501_reference_deployed_later;
 mod cs502_custom_resource_before_crd;
 mod cs503_timeout_budget;
+mod cs601_foreign_ordering_annotations;
+mod cs602_invalid_dialect_value;
+mod cs603_dialect_reference_to_nothing;
+mod cs604_conflicting_orders;
+mod cs605_dialect_cycle;
 mod cs901_unused_suppression;
 
 pub use cs000_invalid_yaml::INVALID_YAML;
@@ -124,6 +129,11 @@ pub use cs404_unknown_hook_delete_policy::UNKNOWN_HOOK_DELETE_POLICY;
 pub use cs501_reference_deployed_later::REFERENCE_DEPLOYED_LATER;
 pub use cs502_custom_resource_before_crd::CUSTOM_RESOURCE_BEFORE_CRD;
 pub use cs503_timeout_budget::TIMEOUT_BUDGET;
+pub use cs601_foreign_ordering_annotations::FOREIGN_ORDERING_ANNOTATIONS;
+pub use cs602_invalid_dialect_value::INVALID_DIALECT_VALUE;
+pub use cs603_dialect_reference_to_nothing::DIALECT_REFERENCE_TO_NOTHING;
+pub use cs604_conflicting_orders::CONFLICTING_ORDERS;
+pub use cs605_dialect_cycle::DIALECT_CYCLE;
 pub use cs901_unused_suppression::UNUSED_SUPPRESSION;
 
 /// Every rule, in code order.
@@ -153,6 +163,11 @@ pub static RULES: &[&Rule] = &[
     &REFERENCE_DEPLOYED_LATER,
     &CUSTOM_RESOURCE_BEFORE_CRD,
     &TIMEOUT_BUDGET,
+    &FOREIGN_ORDERING_ANNOTATIONS,
+    &INVALID_DIALECT_VALUE,
+    &DIALECT_REFERENCE_TO_NOTHING,
+    &CONFLICTING_ORDERS,
+    &DIALECT_CYCLE,
     &UNUSED_SUPPRESSION,
 ];
 

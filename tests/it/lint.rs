@@ -631,3 +631,70 @@ fn template_lines_through_real_helm() {
         json!({"file": rendered_file, "line": line + 1, "column": column})
     );
 }
+
+/// A dialect's finding names the template line (and each cycle edge's template line) in every
+/// format, read from the chart on disk.
+#[test]
+fn dialect_findings_point_at_template_lines_in_every_format() {
+    let stream = "fixtures/rules/CS605/chart/stream.yaml";
+    let chart = "fixtures/rules/CS605/chart/app";
+    let api = "fixtures/rules/CS605/chart/app/templates/api.yaml";
+    let lint = |format: &str| {
+        let (code, out, err) =
+            run(chartseq().args(["lint", stream, "--chart", chart, "--format", format]));
+        assert_eq!(code, 1, "{format}: {err}");
+        out
+    };
+    assert!(
+        lint("concise").contains(&format!(
+            "{api}:10:5: CS605 [error] the werf order forms a cycle"
+        )),
+        "concise"
+    );
+    assert!(
+        lint("github").contains(&format!("::error file={api},line=10,col=5,")),
+        "github"
+    );
+    let json: serde_json::Value = serde_json::from_str(&lint("json")).expect("json");
+    let cycle = json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["code"] == "CS605")
+        .expect("CS605");
+    assert_eq!(cycle["location"]["file"], api);
+    assert_eq!(cycle["location"]["line"], 10);
+    let sarif: serde_json::Value = serde_json::from_str(&lint("sarif")).expect("sarif");
+    let result = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["ruleId"] == "CS605")
+        .expect("CS605");
+    let at = &result["locations"][0]["physicalLocation"];
+    assert_eq!(at["artifactLocation"]["uri"], api);
+    assert_eq!(at["region"]["startLine"], 10);
+    // The other edge of the cycle, at its own template line.
+    let edges: Vec<(String, u64)> = result["relatedLocations"]
+        .as_array()
+        .expect("related")
+        .iter()
+        .map(|r| {
+            let p = &r["physicalLocation"];
+            (
+                p["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+                p["region"]["startLine"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert!(
+        edges.contains(&(
+            "fixtures/rules/CS605/chart/app/templates/worker.yaml".to_owned(),
+            7
+        )),
+        "{edges:?}"
+    );
+}

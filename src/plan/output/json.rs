@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use crate::model::{Content, DocId, Model};
-use crate::plan::Plan;
+use crate::plan::{External, ExternalType, Plan};
 
 /// `{"apiVersion", "kind", "namespace", "name", "source"}` of a document.
 pub(crate) fn resource_json(model: &Model, doc: DocId) -> Value {
@@ -91,9 +91,41 @@ pub(super) fn write(
     if plan.dialect.release_wide() {
         top.push(("not_installed", resources(model, &plan.not_installed)));
     }
+    // Added only when the tool waits for something outside the release.
+    if !plan.external.is_empty() {
+        let external = plan.external.iter().flat_map(|(&doc, external)| {
+            external.iter().map(move |e| {
+                Node::Value(json!({
+                    "resource": resource_json(model, doc),
+                    "annotation": e.key,
+                    "waits_for": external_json(e),
+                }))
+            })
+        });
+        top.push(("external", Member::Items(Box::new(external))));
+    }
     let top = Node::Object(top);
     write_node(out, top, 0)?;
     writeln!(out)
+}
+
+/// An object outside the release: `{"apiVersion", "kind", "namespace", "name"}`, or for werf's
+/// legacy form `{"resource", "namespace", "name"}` (a kubectl resource type the cluster
+/// resolves).
+fn external_json(object: &External) -> Value {
+    match &object.target {
+        ExternalType::Kind { api_version, kind } => json!({
+            "apiVersion": api_version,
+            "kind": kind,
+            "namespace": object.namespace,
+            "name": object.name,
+        }),
+        ExternalType::Resource { .. } => json!({
+            "resource": object.resource_type(),
+            "namespace": object.namespace,
+            "name": object.name,
+        }),
+    }
 }
 
 /// An array of documents, streamed.

@@ -211,23 +211,34 @@ pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -
             } => {
                 writeln!(
                     out,
-                    "error: {key}: {value:?} is {reason}; {} would refuse to install the release",
+                    "error[CS602]: {key}: {value:?} is {reason}; {} would refuse to install the release",
+                    dialect.tool()
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
+            PlanIssue::ReplacedDialectValue {
+                dialect,
+                key,
+                value,
+                replacement,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "warning[CS602]: {key}: {value:?} is not valid; {} uses {replacement} instead",
                     dialect.tool()
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
             PlanIssue::DialectReference {
-                dialect,
                 key,
                 reference,
                 reason,
                 loc,
+                ..
             } => {
-                writeln!(
-                    out,
-                    "error[CS603]: {key}: `{reference}` {reason}; {} would not find it",
-                    dialect.tool()
-                )?;
+                // The reason says what the tool does about it.
+                writeln!(out, "warning[CS603]: {key}: `{reference}` {reason}")?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
             PlanIssue::DialectCycle {

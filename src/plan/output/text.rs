@@ -69,6 +69,20 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
         };
         writeln!(out, "  {}. {what}{note}: {}", i + 1, resources.join(", "))?;
     }
+    if !plan.external.is_empty() {
+        writeln!(out, "Waits for objects outside the release to exist:")?;
+        for (&doc, external) in &plan.external {
+            for e in external {
+                writeln!(
+                    out,
+                    "  {} waits for {}, from {}",
+                    label(model, doc),
+                    e.written(),
+                    e.key
+                )?;
+            }
+        }
+    }
     write_list(
         out,
         "Not applied on install",
