@@ -6,6 +6,7 @@
 pub mod annotations;
 pub mod argo;
 pub mod facts;
+pub mod kapp;
 pub mod kinds;
 mod load;
 pub mod werf;
@@ -177,6 +178,8 @@ pub struct Resource {
     pub argo: argo::Argo,
     /// werf/nelm's stages and weight (`--dialect werf`).
     pub werf: werf::Werf,
+    /// kapp's change groups and rules (`--dialect kapp`), read once the whole release is known.
+    pub kapp: kapp::Kapp,
 }
 
 impl Resource {
