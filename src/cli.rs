@@ -668,6 +668,8 @@ pub enum DialectArg {
     Argo,
     /// werf/nelm stages and weights.
     Werf,
+    /// kapp change groups and change rules.
+    Kapp,
 }
 
 impl DialectArg {
@@ -676,6 +678,7 @@ impl DialectArg {
             DialectArg::Hip => crate::plan::Dialect::Hip,
             DialectArg::Argo => crate::plan::Dialect::Argo,
             DialectArg::Werf => crate::plan::Dialect::Werf,
+            DialectArg::Kapp => crate::plan::Dialect::Kapp,
         }
     }
 }
@@ -684,7 +687,7 @@ impl DialectArg {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to plan in (not yet supported: kapp, kots, draft, auto).
+    /// Whose order to plan in (not yet supported: kots, draft, auto).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Output format.
@@ -699,7 +702,7 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to print the documents in (not yet supported: kapp, kots, draft, auto).
+    /// Whose order to print the documents in (not yet supported: kots, draft, auto).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).

@@ -59,7 +59,7 @@ pub enum Action {
 }
 
 /// Whether the owner goes before or after the target group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Order {
     Before,
     After,

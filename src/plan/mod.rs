@@ -8,6 +8,7 @@
 
 pub mod argo;
 pub mod graph;
+pub mod kapp;
 pub mod output;
 pub mod werf;
 
@@ -159,6 +160,8 @@ pub enum Dialect {
     Argo,
     /// werf/nelm: stages and weights across the whole release.
     Werf,
+    /// kapp: change groups and change rules across the whole release.
+    Kapp,
 }
 
 impl Dialect {
@@ -168,6 +171,7 @@ impl Dialect {
             Dialect::Hip => "hip",
             Dialect::Argo => "argo",
             Dialect::Werf => "werf",
+            Dialect::Kapp => "kapp",
         }
     }
 
@@ -178,6 +182,7 @@ impl Dialect {
             Dialect::Hip => "Helm",
             Dialect::Argo => "Argo CD",
             Dialect::Werf => "werf",
+            Dialect::Kapp => "kapp",
         }
     }
 
@@ -185,6 +190,13 @@ impl Dialect {
     #[must_use]
     pub fn release_wide(self) -> bool {
         self != Dialect::Hip
+    }
+
+    /// Whether the dialect's tool ignores `helm.sh/hook` and applies Helm hooks as ordinary
+    /// resources (kapp).
+    #[must_use]
+    pub fn hooks_are_resources(self) -> bool {
+        self == Dialect::Kapp
     }
 }
 
@@ -250,6 +262,7 @@ pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
         Dialect::Hip => plan(model),
         Dialect::Argo => Ok(argo::plan(model)),
         Dialect::Werf => werf::plan(model),
+        Dialect::Kapp => kapp::plan(model),
     }
 }
 
