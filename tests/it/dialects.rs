@@ -289,7 +289,7 @@ fn hip_is_the_default_dialect() {
 #[test]
 fn unsupported_dialects_and_dialect_uninstall_are_usage_errors() {
     let stream = "fixtures/dialects/argo/sync-waves.yaml";
-    for dialect in ["kapp", "kots", "draft", "auto", "Argo"] {
+    for dialect in ["kots", "draft", "auto", "Argo"] {
         let (code, out, err) = run(chartseq().args(["plan", stream, "--dialect", dialect]));
         assert_eq!(code, 2, "{dialect}: {out}");
         assert!(err.contains("--dialect"), "{dialect}: {err}");
