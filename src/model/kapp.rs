@@ -18,7 +18,7 @@
 //!   none (`app/preparation.go`).
 //!
 //! Everything is read once, after every document is known ([`settle`]): a custom resource's
-//! scope comes from its CustomResourceDefinition in the same release.
+//! scope comes from its `CustomResourceDefinition` in the same release.
 
 use std::collections::BTreeMap;
 
@@ -129,7 +129,7 @@ pub struct Rejected {
     pub loc: Loc,
 }
 
-/// What a CustomResourceDefinition says about the kind it defines.
+/// What a `CustomResourceDefinition` says about the kind it defines.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CrdSpec {
     /// `spec.group` (empty when missing).
@@ -142,6 +142,10 @@ pub struct CrdSpec {
 
 /// Everything kapp reads from one object to order a deploy.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one flag per kapp annotation, each read on its own as kapp reads it"
+)]
 pub struct Kapp {
     /// The namespace kapp deploys the object in (none: cluster-scoped).
     pub namespace: Option<String>,
@@ -159,7 +163,7 @@ pub struct Kapp {
     pub disable_associated_wait: bool,
     /// A kapp `Config` object: configuration, never applied.
     pub config: bool,
-    /// The definition, when the object is a CustomResourceDefinition.
+    /// The definition, when the object is a `CustomResourceDefinition`.
     pub crd: Option<CrdSpec>,
     pub rejected: Vec<Rejected>,
 }
@@ -817,7 +821,7 @@ mod tests {
             assert!(parse_rule(bad, false, origin()).is_err(), "{bad:?}");
         }
         // The group is checked before the words.
-        let err = parse_rule("bogus after upserting _", false, origin()).unwrap_err();
+        let err = parse_rule("bogus after upserting _", false, origin()).expect_err("refused");
         assert!(err.contains("change group name"), "{err}");
     }
 
@@ -832,8 +836,8 @@ mod tests {
         assert_eq!(substitute("a{}b", &s), Ok("a{}b".to_owned()));
         assert_eq!(substitute("a{\n}b", &s), Ok("a{\n}b".to_owned()));
         // The nearest closing brace ends it: `{}}` is a placeholder named `{}}`.
-        assert!(substitute("{}}", &s).unwrap_err().contains("unknown"));
-        assert!(substitute("x-{nam}", &s).unwrap_err().contains("unknown"));
+        assert!(substitute("{}}", &s).expect_err("refused").contains("unknown"));
+        assert!(substitute("x-{nam}", &s).expect_err("refused").contains("unknown"));
         // No value: the core group, a CRD placeholder on a ConfigMap, no namespace.
         assert!(substitute("{api-group}", &s).is_err());
         assert!(substitute("{crd-kind}", &s).is_err());

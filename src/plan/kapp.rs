@@ -208,11 +208,11 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                     Origin::Default { .. } => r.kind_loc,
                 };
                 for &t in classes_in.get(rule.target.as_str()).into_iter().flatten() {
-                    let (waiter, waited) = match rule.order {
+                    let (dependent, prerequisite) = match rule.order {
                         Order::After => (a, t),
                         Order::Before => (t, a),
                     };
-                    waits[waiter].entry(waited).or_insert(loc);
+                    waits[dependent].entry(prerequisite).or_insert(loc);
                 }
             }
         }
@@ -265,22 +265,22 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             optional.push((rule.weight(), a, rule));
         }
     }
-    optional.sort_by(|x, y| y.0.cmp(&x.0));
+    optional.sort_by_key(|x| std::cmp::Reverse(x.0));
     for (_, a, rule) in optional {
         let loc = model
             .resource(classes[a].members[0])
             .map(|r| r.kind_loc)
             .expect("changes are resources");
         for &t in classes_in.get(rule.target.as_str()).into_iter().flatten() {
-            let (waiter, waited) = match rule.order {
+            let (dependent, prerequisite) = match rule.order {
                 Order::After => (a, t),
                 Order::Before => (t, a),
             };
-            if waiter != waited
-                && !waits[waiter].contains_key(&waited)
-                && !reaches(&waits, waited, waiter)
+            if dependent != prerequisite
+                && !waits[dependent].contains_key(&prerequisite)
+                && !reaches(&waits, prerequisite, dependent)
             {
-                waits[waiter].insert(waited, loc);
+                waits[dependent].insert(prerequisite, loc);
             }
         }
     }
