@@ -418,12 +418,11 @@ fn read(
         ..Kapp::default()
     };
     // Go's map keeps the last of duplicate keys, as YAML decoding does.
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for a in r.annotations.iter().rev() {
-        if seen.contains(&a.key.as_str()) {
+        if !seen.insert(&a.key) {
             continue;
         }
-        seen.push(&a.key);
         let Some(raw) = a.value.as_str() else {
             continue;
         };
@@ -607,17 +606,23 @@ fn substitute(template: &str, s: &Subject<'_>) -> Result<String, String> {
     let mut error = None;
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
-        // At least one character before the closing brace, none a newline.
+        // At least one character before the closing brace (which may itself be a `}`).
         let first_len = after.chars().next().map_or(0, char::len_utf8);
         let close = after
             .get(first_len..)
-            .and_then(|tail| tail.find('}').map(|i| i + first_len))
-            .filter(|&c| first_len > 0 && !after[..c].contains('\n'));
-        let Some(close) = close else {
-            out.push_str(&rest[..=open]);
-            rest = after;
-            continue;
+            .and_then(|tail| tail.find('}'))
+            .filter(|_| first_len > 0);
+        let Some(close) = close.map(|i| i + first_len) else {
+            // No closing brace further on: no placeholder in the rest either.
+            break;
         };
+        if let Some(newline) = after[..close].find('\n') {
+            // Every opening brace before the newline would span it: none is a placeholder.
+            let end = open + 1 + newline + 1;
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
         out.push_str(&rest[..open]);
         let placeholder = &rest[open..open + close + 2];
         match s.value(placeholder) {
@@ -835,9 +840,25 @@ mod tests {
         // `{}` is no placeholder (one character at least), nor a brace across a newline.
         assert_eq!(substitute("a{}b", &s), Ok("a{}b".to_owned()));
         assert_eq!(substitute("a{\n}b", &s), Ok("a{\n}b".to_owned()));
+        assert_eq!(substitute("{x\n}{name}", &s), Ok("{x\n}app".to_owned()));
+        assert_eq!(substitute("{name", &s), Ok("{name".to_owned()));
+        // The leftmost brace opens it: `{{name}` is one unknown placeholder.
+        assert!(
+            substitute("{{name}", &s)
+                .expect_err("refused")
+                .contains("`{{name}`")
+        );
         // The nearest closing brace ends it: `{}}` is a placeholder named `{}}`.
-        assert!(substitute("{}}", &s).expect_err("refused").contains("unknown"));
-        assert!(substitute("x-{nam}", &s).expect_err("refused").contains("unknown"));
+        assert!(
+            substitute("{}}", &s)
+                .expect_err("refused")
+                .contains("unknown")
+        );
+        assert!(
+            substitute("x-{nam}", &s)
+                .expect_err("refused")
+                .contains("unknown")
+        );
         // No value: the core group, a CRD placeholder on a ConfigMap, no namespace.
         assert!(substitute("{api-group}", &s).is_err());
         assert!(substitute("{crd-kind}", &s).is_err());
