@@ -417,6 +417,11 @@ fn read(
         config: r.api_version == CONFIG_API_VERSION,
         ..Kapp::default()
     };
+    if kapp.config {
+        // kapp takes its configuration out of the objects before reading any change.
+        kapp.namespace = namespace;
+        return kapp;
+    }
     // Go's map keeps the last of duplicate keys, as YAML decoding does.
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for a in r.annotations.iter().rev() {
