@@ -670,15 +670,25 @@ pub enum DialectArg {
     Werf,
     /// kapp change groups and change rules.
     Kapp,
+    /// KOTS creation phases.
+    Kots,
+    /// The draft sequencing HIP's layers and weights.
+    Draft,
+    /// The dialect whose annotations the chart carries (HIP-0025 when none).
+    Auto,
 }
 
 impl DialectArg {
-    fn dialect(self) -> crate::plan::Dialect {
+    fn choice(self) -> crate::plan::detect::Choice {
+        use crate::plan::{Dialect, detect::Choice};
         match self {
-            DialectArg::Hip => crate::plan::Dialect::Hip,
-            DialectArg::Argo => crate::plan::Dialect::Argo,
-            DialectArg::Werf => crate::plan::Dialect::Werf,
-            DialectArg::Kapp => crate::plan::Dialect::Kapp,
+            DialectArg::Hip => Dialect::Hip.into(),
+            DialectArg::Argo => Dialect::Argo.into(),
+            DialectArg::Werf => Dialect::Werf.into(),
+            DialectArg::Kapp => Dialect::Kapp.into(),
+            DialectArg::Kots => Dialect::Kots.into(),
+            DialectArg::Draft => Dialect::Draft.into(),
+            DialectArg::Auto => Choice::Auto,
         }
     }
 }
@@ -687,7 +697,7 @@ impl DialectArg {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to plan in (not yet supported: kots, draft, auto).
+    /// Whose order to plan in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Output format.
@@ -702,7 +712,7 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to print the documents in (not yet supported: kots, draft, auto).
+    /// Whose order to print the documents in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
@@ -827,7 +837,7 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
-            if args.uninstall && args.dialect.dialect().release_wide() {
+            if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--uninstall is only supported with --dialect hip",
@@ -835,7 +845,7 @@ fn run(
             }
             commands::plan(
                 &args.input.to_input(),
-                args.dialect.dialect(),
+                args.dialect.choice(),
                 format,
                 args.uninstall,
                 out,
@@ -848,7 +858,7 @@ fn run(
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
                 keep_sequencing_annotations: args.keep_sequencing_annotations,
             };
-            commands::template(&input, args.dialect.dialect(), options, out, err)
+            commands::template(&input, args.dialect.choice(), options, out, err)
         }
         Command::Lint(args) => commands::lint::lint(&args.to_options(), out, err),
         Command::Explain(args) => {

@@ -584,6 +584,8 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
             || (kind == "Namespace" && group.is_empty()),
     );
+    let kots = super::kots::Kots::read(&annotations, Some((text, base)));
+    let draft = super::draft::Draft::read(&annotations);
     let mut redact = Vec::new();
     if kind == "Secret" {
         for key in ["data", "stringData"] {
@@ -617,6 +619,8 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
             crd: super::kapp::read_crd(group, kind, &node),
             ..super::kapp::Kapp::default()
         },
+        kots,
+        draft,
     }))
 }
 

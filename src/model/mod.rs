@@ -5,9 +5,11 @@
 
 pub mod annotations;
 pub mod argo;
+pub mod draft;
 pub mod facts;
 pub mod kapp;
 pub mod kinds;
+pub mod kots;
 mod load;
 pub mod werf;
 
@@ -180,6 +182,10 @@ pub struct Resource {
     pub werf: werf::Werf,
     /// kapp's change groups and rules (`--dialect kapp`), read once the whole release is known.
     pub kapp: kapp::Kapp,
+    /// KOTS's phases and waits (`--dialect kots`).
+    pub kots: kots::Kots,
+    /// The draft HIP's layers and weights (`--dialect draft`).
+    pub draft: draft::Draft,
 }
 
 impl Resource {
