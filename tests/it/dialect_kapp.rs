@@ -368,3 +368,14 @@ fn kapp_uninstall_is_a_usage_error() {
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("only supported with --dialect hip"), "{err}");
 }
+
+#[test]
+fn auto_picks_kapp_for_a_kapp_chart() {
+    for args in [&["plan", "--format", "json"][..], &["template"]] {
+        let stream = "fixtures/dialects/kapp/resource-ordering.yaml";
+        let auto = run(chartseq().args(args).args([stream, "--dialect", "auto"]));
+        let (code, out, err) = kapp("resource-ordering", args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(auto, (code, out, err), "{args:?}");
+    }
+}
