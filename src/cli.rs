@@ -164,6 +164,14 @@ pub struct LintArgs {
     /// linted once.
     #[arg(long = "ci-values")]
     pub ci_values: bool,
+    /// Lint each chart under its default values, each `ci/*-values.yaml` file, and each
+    /// subchart condition or tag flipped from its default one at a time; each finding is
+    /// reported once, saying which value sets it appears under.
+    #[arg(long = "values-matrix")]
+    pub values_matrix: bool,
+    /// The most renderings one chart's values matrix may run.
+    #[arg(long = "values-matrix-max", value_name = "N", default_value_t = commands::lint::VALUES_MATRIX_MAX, requires = "values_matrix")]
+    pub values_matrix_max: usize,
 }
 
 /// `FORMAT=FILE` of `--also-report`.
@@ -234,6 +242,7 @@ impl LintArgs {
                 .map(|(f, p)| (f.format(), p.clone()))
                 .collect(),
             ci_values: self.ci_values,
+            values_matrix: self.values_matrix.then_some(self.values_matrix_max),
             output: self.output.clone(),
             fail_on: match self.fail_on {
                 FailOnArg::Error => Some(Severity::Error),
@@ -424,6 +433,10 @@ pub struct ApplyArgs {
     /// Server-side dry run of every apply; prints the plan, changes nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// With --dry-run: what the run would do to each object, in plan order (create, update
+    /// with the changed fields, unchanged, prune), from server-side dry runs.
+    #[arg(long, requires = "dry_run")]
+    pub diff: bool,
     /// Take over fields other field managers own.
     #[arg(long = "force-conflicts")]
     pub force_conflicts: bool,
@@ -440,6 +453,10 @@ pub struct ApplyArgs {
     /// Revisions kept per release (default: `$HELM_MAX_HISTORY`, else 10; 0: no limit).
     #[arg(long = "history-max", value_name = "N")]
     pub history_max: Option<usize>,
+    /// Whose order and waits to deploy in: HIP-0025 (default) or another tool's, read from
+    /// its own annotations.
+    #[arg(long, value_enum, default_value = "hip")]
+    pub dialect: DialectArg,
 }
 
 #[cfg(feature = "apply")]
@@ -558,11 +575,13 @@ impl ApplyArgs {
             )?,
             atomic: self.atomic,
             dry_run: self.dry_run,
+            diff: self.diff,
             force_conflicts: self.force_conflicts,
             take_ownership: self.take_ownership,
             create_namespace: self.create_namespace,
             no_lint: self.no_lint,
             history_max: history_max(self.history_max),
+            dialect: self.dialect.choice(),
         })
     }
 }
@@ -840,7 +859,7 @@ fn run(
             if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
-                    "--uninstall is only supported with --dialect hip",
+                    "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
                 )));
             }
             commands::plan(

@@ -6,6 +6,7 @@
 mod apiserver;
 
 mod deploy;
+mod dialects;
 mod e2e;
 mod failures;
 mod helm;
@@ -13,6 +14,7 @@ mod helm_parity;
 mod kubectl;
 mod order;
 mod plugin;
+mod preview;
 mod safety;
 mod storage;
 mod support;
