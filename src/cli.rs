@@ -687,6 +687,8 @@ pub enum DialectArg {
     Argo,
     /// werf/nelm stages and weights.
     Werf,
+    /// kapp change groups and change rules.
+    Kapp,
     /// KOTS creation phases.
     Kots,
     /// The draft sequencing HIP's layers and weights.
@@ -702,6 +704,7 @@ impl DialectArg {
             DialectArg::Hip => Dialect::Hip.into(),
             DialectArg::Argo => Dialect::Argo.into(),
             DialectArg::Werf => Dialect::Werf.into(),
+            DialectArg::Kapp => Dialect::Kapp.into(),
             DialectArg::Kots => Dialect::Kots.into(),
             DialectArg::Draft => Dialect::Draft.into(),
             DialectArg::Auto => Choice::Auto,
@@ -713,7 +716,7 @@ impl DialectArg {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to plan in (not yet supported: kapp).
+    /// Whose order to plan in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Output format.
@@ -728,7 +731,7 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to print the documents in (not yet supported: kapp).
+    /// Whose order to print the documents in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).

@@ -547,7 +547,7 @@ pub fn apply(
         .map_err(|mixed| Failure::Tool(Error::new(mixed.message(&model))))?;
     if dialect == plan::Dialect::Kapp {
         return Err(Failure::Tool(Error::new(
-            "the chart is ordered for kapp, whose order chartseq does not read yet; choose another --dialect",
+            "the chart is ordered for kapp, whose order chartseq plans (`plan`, `template`) but does not deploy yet; choose another --dialect",
         )));
     }
     if !settings.no_lint

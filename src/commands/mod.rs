@@ -85,11 +85,6 @@ fn load_and_plan(
     let dialect = dialect
         .resolve(&model)
         .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
-    if dialect == plan::Dialect::Kapp {
-        return Err(Failure::Tool(crate::error::Error::new(
-            "the chart is ordered for kapp, whose order chartseq does not read yet; choose another --dialect",
-        )));
-    }
     let bad = report_bad_documents(&model, err)?;
     let plan = plan::plan_in(&model, dialect);
     Ok((model, plan, bad))

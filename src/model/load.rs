@@ -142,6 +142,11 @@ pub fn load(input: &Input) -> Result<Model> {
     };
     place_documents(&mut model, documents);
     add_disk_crds(&mut model, input.limits);
+    let app_namespace = input.helm.namespace.as_deref();
+    super::kapp::settle(
+        &mut model,
+        app_namespace.unwrap_or(super::kapp::DEFAULT_NAMESPACE),
+    );
     Ok(model)
 }
 
@@ -211,6 +216,7 @@ pub fn load_stream(name: &str, bytes: Vec<u8>, limits: Limits) -> Model {
         stream,
     };
     place_documents(&mut model, documents);
+    super::kapp::settle(&mut model, super::kapp::DEFAULT_NAMESPACE);
     model
 }
 
@@ -609,6 +615,10 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         facts,
         argo,
         werf,
+        kapp: super::kapp::Kapp {
+            crd: super::kapp::read_crd(group, kind, &node),
+            ..super::kapp::Kapp::default()
+        },
         kots,
         draft,
     }))

@@ -7,6 +7,7 @@ pub mod annotations;
 pub mod argo;
 pub mod draft;
 pub mod facts;
+pub mod kapp;
 pub mod kinds;
 pub mod kots;
 mod load;
@@ -179,6 +180,8 @@ pub struct Resource {
     pub argo: argo::Argo,
     /// werf/nelm's stages and weight (`--dialect werf`).
     pub werf: werf::Werf,
+    /// kapp's change groups and rules (`--dialect kapp`), read once the whole release is known.
+    pub kapp: kapp::Kapp,
     /// KOTS's phases and waits (`--dialect kots`).
     pub kots: kots::Kots,
     /// The draft HIP's layers and weights (`--dialect draft`).

@@ -105,6 +105,10 @@ fn kots_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     (plan, issues)
 }
 
+fn kapp_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
+    from_result(Dialect::Kapp, crate::plan::kapp::plan(model))
+}
+
 fn draft_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     from_result(Dialect::Draft, crate::plan::draft::plan(model))
 }
@@ -124,7 +128,7 @@ pub static DIALECTS: &[DialectEntry] = &[
     DialectEntry {
         dialect: Dialect::Kapp,
         foreign: true,
-        analyze: None,
+        analyze: Some(kapp_analyze),
     },
     DialectEntry {
         dialect: Dialect::Kots,

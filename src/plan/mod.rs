@@ -11,6 +11,7 @@ pub mod detect;
 pub mod dialects;
 pub mod draft;
 pub mod graph;
+pub mod kapp;
 pub mod kots;
 pub mod output;
 pub mod wait;
@@ -215,6 +216,13 @@ impl Dialect {
     pub fn release_wide(self) -> bool {
         !matches!(self, Dialect::Hip | Dialect::Draft)
     }
+
+    /// Whether the dialect's tool ignores `helm.sh/hook` and applies Helm hooks as ordinary
+    /// resources (kapp).
+    #[must_use]
+    pub fn hooks_are_resources(self) -> bool {
+        self == Dialect::Kapp
+    }
 }
 
 /// The whole release order.
@@ -299,11 +307,7 @@ pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
         Dialect::Werf => werf::plan(model),
         Dialect::Kots => kots::plan(model),
         Dialect::Draft => draft::plan(model),
-        // NOTE: kapp's order is not read yet; `commands` refuses it before planning.
-        Dialect::Kapp => Ok(Plan {
-            dialect: Dialect::Kapp,
-            ..Plan::default()
-        }),
+        Dialect::Kapp => kapp::plan(model),
     }
 }
 

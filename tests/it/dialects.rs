@@ -361,7 +361,7 @@ fn hip_is_the_default_dialect() {
 #[test]
 fn unsupported_dialects_and_dialect_uninstall_are_usage_errors() {
     let stream = "fixtures/dialects/argo/sync-waves.yaml";
-    for dialect in ["kapp", "Argo", "KOTS"] {
+    for dialect in ["Argo", "KOTS"] {
         let (code, out, err) = run(chartseq().args(["plan", stream, "--dialect", dialect]));
         assert_eq!(code, 2, "{dialect}: {out}");
         assert!(err.contains("--dialect"), "{dialect}: {err}");

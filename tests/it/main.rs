@@ -11,6 +11,7 @@
 
 #[cfg(feature = "apply")]
 mod apply;
+mod dialect_kapp;
 mod dialects;
 mod helm_call;
 mod hostile;

@@ -104,6 +104,18 @@ pub(super) fn write(
         });
         top.push(("external", Member::Items(Box::new(external))));
     }
+    let hooks_as_resources = super::hooks_as_resources(model, plan);
+    if plan.dialect.hooks_are_resources() {
+        top.push((
+            "hooks_as_resources",
+            Member::Value(Value::Array(
+                hooks_as_resources
+                    .iter()
+                    .map(|&d| resource_json(model, d))
+                    .collect(),
+            )),
+        ));
+    }
     let top = Node::Object(top);
     write_node(out, top, 0)?;
     writeln!(out)

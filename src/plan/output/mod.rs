@@ -83,6 +83,20 @@ fn release_cluster(model: &Model, plan: &Plan) -> Option<(String, Option<usize>)
     })
 }
 
+/// Helm hooks that a dialect's tool applies as ordinary resources (it does not read
+/// `helm.sh/hook`), in plan order; empty for every other dialect.
+#[must_use]
+pub fn hooks_as_resources(model: &Model, plan: &Plan) -> Vec<DocId> {
+    if !plan.dialect.hooks_are_resources() {
+        return Vec::new();
+    }
+    plan.steps
+        .iter()
+        .flat_map(|s| s.resources.iter().copied())
+        .filter(|&d| model.resource(d).is_some_and(|r| r.hook.is_some()))
+        .collect()
+}
+
 /// `Kind/name` of a document, or what it is and where it came from when it is not an object.
 #[must_use]
 pub fn label(model: &Model, doc: DocId) -> String {

@@ -83,6 +83,18 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
             }
         }
     }
+    if plan.dialect.hooks_are_resources() {
+        write_list(
+            out,
+            &format!(
+                "Helm hooks applied as ordinary resources ({} does not read helm.sh/hook)",
+                plan.dialect.tool()
+            ),
+            super::hooks_as_resources(model, plan)
+                .into_iter()
+                .map(|d| label(model, d)),
+        )?;
+    }
     write_list(
         out,
         "Not applied on install",

@@ -1,0 +1,350 @@
+//! The order kapp deploys a release in on a first install (DIALECTS.md §3.2–3.3), as plan
+//! steps.
+//!
+//! kapp builds a graph of changes (`diffgraph/change_graph.go`): every object is a change, and
+//! each rule whose action matches the change's makes it wait for the matching changes of its
+//! target group (`after`), or makes those wait for it (`before`). Required rules (annotations
+//! and the default rules without `ignoreIfCyclical`) go in first and must not form a cycle;
+//! then the optional default rules, heaviest binding first, each edge only where it closes no
+//! cycle. kapp applies every change whose prerequisites are applied and done waiting, in
+//! parallel: a DAG, not batches.
+//!
+//! On a first install every change is an upsert, so only `upsert … upserting <group>` rules
+//! order anything. Objects with the same groups and the same effective rules wait for and are
+//! waited for by the same objects, so each such class is one step and the graph is built
+//! between classes. Groups span the whole release, subcharts included, `crds/` too (kapp is
+//! handed every document). kapp does not read `helm.sh/hook`: Helm hooks are ordinary changes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use crate::model::kapp::{Order, Origin, Rule};
+use crate::model::{Content, DocId, Model};
+use crate::plan::graph::DepGraph;
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step};
+use crate::source::Loc;
+
+/// What makes two objects interchangeable in kapp's graph: their groups (the ones some rule
+/// targets, and every annotated one) and their effective rules.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct ClassKey {
+    groups: Vec<String>,
+    /// (weight, order, target, optional)
+    rules: Vec<(usize, Order, String, bool)>,
+}
+
+struct Class {
+    name: String,
+    /// Documents in input order; the first one stands for the class in messages.
+    members: Vec<DocId>,
+}
+
+/// The step name of a class: its groups, or `ungrouped`.
+fn base_name(key: &ClassKey) -> String {
+    if key.groups.is_empty() {
+        "ungrouped".to_owned()
+    } else {
+        key.groups.join(",")
+    }
+}
+
+/// Plans the release as kapp deploys it, or every value kapp would refuse and every cycle of
+/// rules. A rule that names a group no object has is passed over, as kapp passes over it, and
+/// kept in the plan's `issues` for lint (CS603).
+pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    let mut plan = Plan {
+        dialect: Dialect::Kapp,
+        ..Plan::default()
+    };
+    let mut issues = Vec::new();
+    let mut changes: Vec<DocId> = Vec::new();
+    let mut not_objects = Vec::new();
+    for (doc, d) in model.documents.iter().enumerate() {
+        match &d.content {
+            Content::Empty => plan.comments.push(doc),
+            Content::Resource(r) => {
+                for rejected in &r.kapp.rejected {
+                    issues.push(PlanIssue::InvalidDialectValue {
+                        dialect: Dialect::Kapp,
+                        key: rejected.key.clone(),
+                        value: rejected.value.clone(),
+                        reason: rejected.reason.clone(),
+                        loc: rejected.loc,
+                    });
+                }
+                if r.kapp.noop || r.kapp.config {
+                    plan.not_installed.push(doc);
+                } else {
+                    changes.push(doc);
+                }
+            }
+            Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
+        }
+    }
+    if !issues.is_empty() {
+        return Err(PlanError { issues });
+    }
+    let kapp = |doc: DocId| &model.resource(doc).expect("changes are resources").kapp;
+
+    // Members of each group: only changes (a `noop` object matches no rule).
+    let mut members: HashMap<&str, usize> = HashMap::new();
+    for &doc in &changes {
+        for group in &kapp(doc).groups {
+            *members.entry(group.name.as_str()).or_default() += 1;
+        }
+    }
+    let noop_groups: BTreeSet<&str> = plan
+        .not_installed
+        .iter()
+        .filter_map(|&d| model.resource(d))
+        .flat_map(|r| r.kapp.groups.iter().map(|g| g.name.as_str()))
+        .collect();
+    let effective =
+        |rule: &Rule| rule.applies_on_install() && members.contains_key(rule.target.as_str());
+
+    // A rule of an annotation that orders installs and names a group no object is in.
+    let mut references = Vec::new();
+    let mut seen = BTreeSet::new();
+    for &doc in &changes {
+        for rule in &kapp(doc).rules {
+            let Origin::Annotation { key, loc } = &rule.origin else {
+                continue;
+            };
+            if !rule.applies_on_install()
+                || members.contains_key(rule.target.as_str())
+                || !seen.insert(*loc)
+            {
+                continue;
+            }
+            let reason = if noop_groups.contains(rule.target.as_str()) {
+                "is a change group only `kapp.k14s.io/noop` objects are in"
+            } else {
+                "is a change group no object of the release is in"
+            };
+            references.push(PlanIssue::DialectReference {
+                dialect: Dialect::Kapp,
+                key: key.clone(),
+                reference: rule.target.clone(),
+                reason: reason.to_owned(),
+                loc: *loc,
+            });
+        }
+    }
+
+    // Classes of interchangeable changes, in input order of their first member.
+    let targeted: BTreeSet<&str> = changes
+        .iter()
+        .flat_map(|&d| kapp(d).rules.iter())
+        .filter(|r| effective(r))
+        .map(|r| r.target.as_str())
+        .collect();
+    let mut classes: Vec<Class> = Vec::new();
+    let mut keys: Vec<ClassKey> = Vec::new();
+    let mut class_of_key: HashMap<ClassKey, usize> = HashMap::new();
+    for &doc in &changes {
+        let k = kapp(doc);
+        let mut groups: Vec<String> = k
+            .groups
+            .iter()
+            .filter(|g| {
+                matches!(g.origin, Origin::Annotation { .. }) || targeted.contains(g.name.as_str())
+            })
+            .map(|g| g.name.clone())
+            .collect();
+        groups.sort();
+        groups.dedup();
+        let mut rules: Vec<(usize, Order, String, bool)> = k
+            .rules
+            .iter()
+            .filter(|r| effective(r))
+            .map(|r| (r.weight(), r.order, r.target.clone(), r.optional))
+            .collect();
+        rules.sort();
+        rules.dedup();
+        let key = ClassKey { groups, rules };
+        let index = *class_of_key.entry(key.clone()).or_insert_with(|| {
+            keys.push(key);
+            classes.push(Class {
+                name: String::new(),
+                members: Vec::new(),
+            });
+            classes.len() - 1
+        });
+        classes[index].members.push(doc);
+    }
+    // Names: the groups, numbered from the second class that shares them.
+    let mut used: HashMap<String, usize> = HashMap::new();
+    for (class, key) in classes.iter_mut().zip(&keys) {
+        let base = base_name(key);
+        let n = used.entry(base.clone()).or_default();
+        *n += 1;
+        class.name = if *n == 1 { base } else { format!("{base}#{n}") };
+    }
+    let mut classes_in: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (c, class) in classes.iter().enumerate() {
+        let mut groups: Vec<&str> = kapp(class.members[0])
+            .groups
+            .iter()
+            .map(|g| g.name.as_str())
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for group in groups {
+            classes_in.entry(group).or_default().push(c);
+        }
+    }
+
+    // `waits[a]`: the classes `a` waits for, each with where the rule is written.
+    let mut waits: Vec<BTreeMap<usize, Loc>> = vec![BTreeMap::new(); classes.len()];
+    // Required rules, annotations first so that an edge is labelled by one when it can be.
+    for pass_annotations in [true, false] {
+        for (a, class) in classes.iter().enumerate() {
+            let doc = class.members[0];
+            let r = model.resource(doc).expect("changes are resources");
+            for rule in &r.kapp.rules {
+                let annotation = matches!(rule.origin, Origin::Annotation { .. });
+                if rule.optional || annotation != pass_annotations || !effective(rule) {
+                    continue;
+                }
+                let loc = match &rule.origin {
+                    Origin::Annotation { loc, .. } => *loc,
+                    Origin::Default { .. } => r.kind_loc,
+                };
+                for &t in classes_in.get(rule.target.as_str()).into_iter().flatten() {
+                    let (dependent, prerequisite) = match rule.order {
+                        Order::After => (a, t),
+                        Order::Before => (t, a),
+                    };
+                    waits[dependent].entry(prerequisite).or_insert(loc);
+                }
+            }
+        }
+    }
+    let graph = |waits: &[BTreeMap<usize, Loc>]| {
+        let mut g = DepGraph::new(classes.iter().map(|c| c.name.clone()));
+        for (a, deps) in waits.iter().enumerate() {
+            for (&b, &loc) in deps {
+                g.depend(&classes[a].name, &classes[b].name, loc);
+            }
+        }
+        g
+    };
+    if let Err(cycles) = graph(&waits).batches() {
+        let by_name: HashMap<&str, DocId> = classes
+            .iter()
+            .map(|c| (c.name.as_str(), c.members[0]))
+            .collect();
+        for cycle in cycles {
+            let path = cycle
+                .path
+                .iter()
+                .map(|name| {
+                    by_name
+                        .get(name.as_str())
+                        .and_then(|&d| model.resource(d))
+                        .map_or_else(|| name.clone(), |r| r.id.to_string())
+                })
+                .collect();
+            issues.push(PlanIssue::DialectCycle {
+                dialect: Dialect::Kapp,
+                path,
+                edges: cycle.edges,
+            });
+        }
+    }
+    if !issues.is_empty() {
+        return Err(PlanError { issues });
+    }
+
+    // Optional rules, heaviest binding first (a stable sort: then input order, rule order),
+    // each edge only where the waited class does not already wait, however indirectly, for
+    // the waiting one.
+    let mut optional: Vec<(usize, usize, &Rule)> = Vec::new();
+    for (a, class) in classes.iter().enumerate() {
+        let r = model
+            .resource(class.members[0])
+            .expect("changes are resources");
+        for rule in r.kapp.rules.iter().filter(|r| r.optional && effective(r)) {
+            optional.push((rule.weight(), a, rule));
+        }
+    }
+    optional.sort_by_key(|x| std::cmp::Reverse(x.0));
+    for (_, a, rule) in optional {
+        let loc = model
+            .resource(classes[a].members[0])
+            .map(|r| r.kind_loc)
+            .expect("changes are resources");
+        for &t in classes_in.get(rule.target.as_str()).into_iter().flatten() {
+            let (dependent, prerequisite) = match rule.order {
+                Order::After => (a, t),
+                Order::Before => (t, a),
+            };
+            if dependent != prerequisite
+                && !waits[dependent].contains_key(&prerequisite)
+                && !reaches(&waits, prerequisite, dependent)
+            {
+                waits[dependent].insert(prerequisite, loc);
+            }
+        }
+    }
+
+    let batches = graph(&waits)
+        .batches()
+        .expect("optional edges never close a cycle");
+    let index_of: HashMap<&str, usize> = classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), i))
+        .collect();
+    let mut step_of = vec![usize::MAX; classes.len()];
+    for name in batches.iter().flatten() {
+        let c = index_of[name.as_str()];
+        let mut after: Vec<usize> = waits[c].keys().map(|&b| step_of[b]).collect();
+        after.sort_unstable();
+        step_of[c] = plan.steps.len();
+        plan.steps.push(Step {
+            chart: 0,
+            group: Some(classes[c].name.clone()),
+            resources: classes[c].members.clone(),
+            after,
+        });
+    }
+    // Documents that are not objects: kapp would fail on them; listed last, as HIP does.
+    if !not_objects.is_empty() {
+        let waited: BTreeSet<usize> = plan.steps.iter().flat_map(|s| s.after.clone()).collect();
+        let after = (0..plan.steps.len())
+            .filter(|s| !waited.contains(s))
+            .collect();
+        plan.steps.push(Step {
+            chart: 0,
+            group: None,
+            resources: not_objects,
+            after,
+        });
+    }
+    plan.issues = references;
+    Ok(plan)
+}
+
+/// Whether class `from` waits, directly or through others, for class `to`.
+fn reaches(waits: &[BTreeMap<usize, Loc>], from: usize, to: usize) -> bool {
+    // NOTE: most targets of the optional rules (ConfigMaps, Secrets, RBAC) wait for little or
+    // nothing; answering those without a search keeps this near linear in practice.
+    if waits[from].is_empty() {
+        return false;
+    }
+    let mut seen = vec![false; waits.len()];
+    let mut queue = VecDeque::from([from]);
+    seen[from] = true;
+    while let Some(c) = queue.pop_front() {
+        for &next in waits[c].keys() {
+            if next == to {
+                return true;
+            }
+            if !seen[next] {
+                seen[next] = true;
+                queue.push_back(next);
+            }
+        }
+    }
+    false
+}
