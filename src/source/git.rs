@@ -71,9 +71,13 @@ impl Drop for TempDir {
     }
 }
 
-fn git(args: &[&str]) -> Result<std::process::Output, Error> {
-    Command::new("git")
-        .args(args)
+/// Runs git in `dir` (the current directory when `None`).
+fn git_in(dir: Option<&Path>, args: &[&str]) -> Result<std::process::Output, Error> {
+    let mut cmd = Command::new("git");
+    if let Some(dir) = dir {
+        cmd.arg("-C").arg(dir);
+    }
+    cmd.args(args)
         .output()
         .map_err(|e| Error::io("cannot run git (needed to read REF:path)", &e))
 }
@@ -82,8 +86,13 @@ fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).trim().to_owned()
 }
 
-/// The object `rev:path` names, as git reads it from the current directory.
-fn object(revision: &Revision) -> Result<(String, String), Error> {
+fn git(args: &[&str]) -> Result<std::process::Output, Error> {
+    git_in(None, args)
+}
+
+/// The object `rev:path` names (the path relative to the current directory), as a
+/// `commit:path-from-the-top` spec, its type, and the repository's top directory.
+fn object(revision: &Revision) -> Result<(String, String, PathBuf), Error> {
     let resolved = git(&[
         "rev-parse",
         "--verify",
@@ -100,6 +109,8 @@ fn object(revision: &Revision) -> Result<(String, String), Error> {
     let commit = String::from_utf8_lossy(&resolved.stdout).trim().to_owned();
     let prefix = git(&["rev-parse", "--show-prefix"])?;
     let prefix = String::from_utf8_lossy(&prefix.stdout).trim().to_owned();
+    let top = git(&["rev-parse", "--show-toplevel"])?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim());
     let path = revision.path.trim_start_matches("./").trim_end_matches('/');
     let full = if path.is_empty() || path == "." {
         prefix.trim_end_matches('/').to_owned()
@@ -107,7 +118,7 @@ fn object(revision: &Revision) -> Result<(String, String), Error> {
         format!("{prefix}{path}")
     };
     let spec = format!("{commit}:{full}");
-    let kind = git(&["cat-file", "-t", &spec])?;
+    let kind = git_in(Some(&top), &["cat-file", "-t", &spec])?;
     if !kind.status.success() {
         return Err(Error::new(format!(
             "{revision}: no `{}` at revision {}",
@@ -119,19 +130,20 @@ fn object(revision: &Revision) -> Result<(String, String), Error> {
     Ok((
         spec,
         String::from_utf8_lossy(&kind.stdout).trim().to_owned(),
+        top,
     ))
 }
 
 /// Writes the chart (or file) `revision` names into `dir`; returns the target path inside it.
 pub fn checkout(revision: &Revision, dir: &Path) -> Result<PathBuf, Error> {
-    let (spec, kind) = object(revision)?;
+    let (spec, kind, top) = object(revision)?;
     let base = Path::new(&revision.path)
         .file_name()
         .map_or_else(|| "chart".into(), std::ffi::OsStr::to_os_string);
     let target = dir.join(base);
     match kind.as_str() {
         "tree" => {
-            let archive = git(&["archive", "--format=tar", &spec])?;
+            let archive = git_in(Some(&top), &["archive", "--format=tar", &spec])?;
             if !archive.status.success() {
                 return Err(Error::new(format!("{revision}: git archive failed"))
                     .with_detail(stderr(&archive)));
@@ -143,7 +155,7 @@ pub fn checkout(revision: &Revision, dir: &Path) -> Result<PathBuf, Error> {
                 .map_err(|e| Error::io(format!("{revision}: cannot unpack the tree"), &e))?;
         }
         "blob" => {
-            let shown = git(&["cat-file", "blob", &spec])?;
+            let shown = git_in(Some(&top), &["cat-file", "blob", &spec])?;
             if !shown.status.success() {
                 return Err(Error::new(format!("{revision}: git cat-file failed"))
                     .with_detail(stderr(&shown)));

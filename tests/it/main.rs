@@ -12,6 +12,7 @@
 #[cfg(feature = "apply")]
 mod apply;
 mod dialects;
+mod diff;
 mod helm_call;
 mod hostile;
 mod integrations;

@@ -130,8 +130,13 @@ fn mermaid(diff: &Diff) -> Option<String> {
         let _ = writeln!(md, "  n{i}[\"{}{extra}\"]", label(&place.to_string()));
     }
     let mut lines: Vec<String> = Vec::new();
+    // The new plan's edges between the steps shown, unless drawn as gained below.
     for (before, after) in &diff.new_edges {
-        if let (Some(b), Some(a)) = (id.get(before), id.get(after)) {
+        let gained = diff
+            .gained
+            .iter()
+            .any(|c| &c.before_place == before && &c.after_place == after);
+        if let (Some(b), Some(a), false) = (id.get(before), id.get(after), gained) {
             lines.push(format!("  n{b} --> n{a}"));
         }
     }

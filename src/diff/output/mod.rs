@@ -65,18 +65,18 @@ fn name(r: &ResourceRef) -> String {
 /// One line of counts: `1 added, 2 removed, …`; `None` when nothing differs.
 fn counts(diff: &Diff) -> Option<String> {
     let parts: Vec<String> = [
-        (diff.added.len(), "added"),
-        (diff.removed.len(), "removed"),
-        (diff.moved.len(), "moved"),
-        (diff.gained_pairs(), "orders gained"),
-        (diff.lost_pairs(), "orders lost"),
-        (diff.waits.len(), "waits changed"),
-        (diff.new_findings.len(), "findings new"),
-        (diff.fixed_findings.len(), "findings fixed"),
+        (diff.added.len(), "added", "added"),
+        (diff.removed.len(), "removed", "removed"),
+        (diff.moved.len(), "moved", "moved"),
+        (diff.gained_pairs(), "order gained", "orders gained"),
+        (diff.lost_pairs(), "order lost", "orders lost"),
+        (diff.waits.len(), "wait changed", "waits changed"),
+        (diff.new_findings.len(), "finding new", "findings new"),
+        (diff.fixed_findings.len(), "finding fixed", "findings fixed"),
     ]
     .into_iter()
-    .filter(|(n, _)| *n > 0)
-    .map(|(n, what)| format!("{n} {what}"))
+    .filter(|(n, _, _)| *n > 0)
+    .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
     .collect();
     (!parts.is_empty()).then(|| parts.join(", "))
 }
