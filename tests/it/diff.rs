@@ -253,3 +253,127 @@ fn diff_exit_codes() {
     let (code, _, err) = run(chartseq().args(["diff", stream]));
     assert_eq!(code, 2, "{err}");
 }
+
+/// Runs `scripts/action-diff.sh` as the action does, in a simulated pull-request
+/// environment: (exit code, stdout, step summary, comment file, `$GITHUB_OUTPUT`).
+fn run_action_diff(
+    repo: &Path,
+    helm: &Path,
+    inputs: &[(&str, &str)],
+) -> (i32, String, String, String, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let summary = dir.path().join("summary.md");
+    let output = dir.path().join("output");
+    let comment = dir.path().join("pr/comment.md");
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(repo)
+        .arg(crate::root().join("scripts/action-diff.sh"))
+        .env_remove("INPUT_CHARTS")
+        .env_remove("INPUT_BASE")
+        .env("CHARTSEQ", env!("CARGO_BIN_EXE_chartseq"))
+        .env("CHARTSEQ_HELM", helm)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", repo)
+        .env("GITHUB_BASE_REF", "main")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &output)
+        .env("INPUT_COMMENT_FILE", &comment);
+    for (key, value) in inputs {
+        cmd.env(key, value);
+    }
+    let (code, stdout, stderr) = run(&mut cmd);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (
+        code,
+        format!("{stdout}{stderr}"),
+        read(&summary),
+        read(&comment),
+        read(&output),
+    )
+}
+
+#[test]
+fn action_diff_mode_summarises_changed_charts_against_the_base_branch() {
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    if let Some(shellcheck) = tool("shellcheck") {
+        let (code, out, err) = run(Command::new(shellcheck)
+            .current_dir(crate::root())
+            .arg("scripts/action-diff.sh"));
+        assert_eq!(code, 0, "shellcheck: {out}{err}");
+    }
+    // main: two charts; the pull request changes one, adds one, leaves one alone.
+    let repo = tempfile::tempdir().expect("tempdir");
+    let top = repo.path();
+    git(top, &["init", "-q", "-b", "main"]);
+    std::fs::copy(fixture("diff/.chartseq.toml"), top.join(".chartseq.toml")).expect("config");
+    copy_dir(&fixture("diff/group-renamed/old"), &top.join("charts/web"));
+    copy_dir(&fixture("diff/identical/old"), &top.join("charts/same"));
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "main"]);
+    git(top, &["checkout", "-q", "-b", "pr"]);
+    std::fs::remove_dir_all(top.join("charts/web")).expect("rm");
+    copy_dir(&fixture("diff/group-renamed/new"), &top.join("charts/web"));
+    copy_dir(&fixture("diff/edge-added/new"), &top.join("charts/fresh"));
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "pr"]);
+
+    let (code, stdout, summary, comment, output) = run_action_diff(top, &helm, &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        summary.starts_with("## chartseq diff against main (merge base "),
+        "{summary}"
+    );
+    assert!(summary.contains("### charts/web\n\n`"), "{summary}");
+    assert!(summary.contains(":charts/web` → `charts/web`"), "{summary}");
+    assert!(
+        summary.contains("**3 moved, 1 order gained, 1 finding new**"),
+        "{summary}"
+    );
+    assert!(summary.contains("```mermaid\nflowchart TD\n"), "{summary}");
+    assert!(
+        summary.contains("### charts/fresh\n\nA new chart: nothing to compare it with at main."),
+        "{summary}"
+    );
+    assert!(!summary.contains("charts/same"), "unchanged: {summary}");
+    // One heading per chart: the report's own title is dropped.
+    assert_eq!(summary.matches("## chartseq diff").count(), 1, "{summary}");
+    assert_eq!(comment, summary);
+    assert!(output.contains("comment-file="), "{output}");
+    // The new finding is annotated on its template line; the counts as a notice.
+    assert!(
+        stdout.lines().any(|l| l
+            .starts_with("::error file=charts/web/templates/worker.yaml,line=7,col=41,")
+            && l.contains("title=CS101 missing-resource-group::")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("::notice title=chartseq diff::"),
+        "{stdout}"
+    );
+
+    // Chosen charts, an uncommitted change, no comment file.
+    std::fs::write(
+        top.join("charts/same/templates/extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+    )
+    .expect("write");
+    let (code, stdout, summary, comment, output) = run_action_diff(
+        top,
+        &helm,
+        &[("INPUT_CHARTS", "charts/same"), ("INPUT_COMMENT_FILE", "")],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert!(summary.contains("**1 added**"), "{summary}");
+    assert!(!summary.contains("charts/web"), "{summary}");
+    assert!(comment.is_empty() && !output.contains("comment-file="));
+
+    // A base that does not exist: the step fails, saying why.
+    let (code, stdout, _, _, _) = run_action_diff(top, &helm, &[("INPUT_BASE", "no-such-branch")]);
+    assert_eq!(code, 2);
+    assert!(
+        stdout.contains("::error title=chartseq::no merge base with no-such-branch"),
+        "{stdout}"
+    );
+}
