@@ -3,7 +3,7 @@
 //!
 //! `cargo bench --bench diff` (needs the corpus at `$CHARTSEQ_CORPUS` or `../shared/corpus`
 //! beside the checkout; without it the bench says so and skips, exit 0): the largest corpus
-//! chart (kube-prometheus-stack, ~5 MB rendered) against itself with one edit — a ConfigMap
+//! chart (kube-prometheus-stack, ~5 MB rendered) against itself with one edit — a `ConfigMap`
 //! in a new resource group appended, which changes the step graph, so the order comparison
 //! runs in full rather than stopping at "same structure". `chartseq diff OLD NEW` (both sides
 //! loaded, planned and linted, then compared) against `chartseq plan OLD` plus `chartseq plan
@@ -50,7 +50,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The edit: one ConfigMap in a new resource group of the root chart.
+/// The edit: one `ConfigMap` in a new resource group of the root chart.
 const EDIT: &str = "---
 # Source: kube-prometheus-stack/templates/edited.yaml
 apiVersion: v1
@@ -103,8 +103,8 @@ fn main() {
     let (plan, diff) = (median(plans), median(diffs));
     let ratio = diff.as_secs_f64() / plan.as_secs_f64();
     println!(
-        "kube-prometheus-stack ({:.1} MB) against itself with one edit: plan both {:.1} ms, diff {:.1} ms, diff/plan-both {ratio:.2} (target < 2.00), median of {runs}",
-        text.len() as f64 / 1e6,
+        "kube-prometheus-stack ({} KB) against itself with one edit: plan both {:.1} ms, diff {:.1} ms, diff/plan-both {ratio:.2} (target < 2.00), median of {runs}",
+        text.len() / 1000,
         ms(plan),
         ms(diff)
     );

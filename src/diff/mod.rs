@@ -221,6 +221,13 @@ fn resource_ref(model: &Model, doc: DocId) -> Option<ResourceRef> {
     })
 }
 
+/// The expressions of a readiness annotation that could be read.
+fn expressions(
+    l: Option<&crate::model::annotations::Spanned<crate::model::annotations::NameList>>,
+) -> Option<&Vec<String>> {
+    l.and_then(|s| s.value.as_ref().ok())
+}
+
 /// The wait of a resource as a sequenced install judges it (SPEC §3): custom expressions only
 /// when both annotations are present and non-empty, never on a hook.
 fn wait_of(model: &Model, doc: DocId) -> Wait {
@@ -230,14 +237,9 @@ fn wait_of(model: &Model, doc: DocId) -> Wait {
     if r.hook.is_some() {
         return Wait::Kstatus;
     }
-    fn list(
-        l: Option<&crate::model::annotations::Spanned<crate::model::annotations::NameList>>,
-    ) -> Option<&Vec<String>> {
-        l.and_then(|s| s.value.as_ref().ok())
-    }
     match (
-        list(r.seq.readiness_success.as_ref()),
-        list(r.seq.readiness_failure.as_ref()),
+        expressions(r.seq.readiness_success.as_ref()),
+        expressions(r.seq.readiness_failure.as_ref()),
     ) {
         (Some(s), Some(f)) if !s.is_empty() && !f.is_empty() => Wait::Custom {
             success: s.clone(),
@@ -496,17 +498,17 @@ fn order_changes(a: &Side, b: &Side) -> (Vec<OrderChange>, Vec<OrderChange>) {
     // Which cells an order may have changed to: with the steps paired one to one, only the
     // unsettled ones (none at all when the graphs are the same); otherwise every cell.
     let dirty = bijection(a, b, &cells).map(|to_new| unsettled(a, b, &to_new));
-    let list: Vec<(&(usize, usize), &Vec<&ResourceId>)> = cells.iter().collect();
+    let all: Vec<(&(usize, usize), &Vec<&ResourceId>)> = cells.iter().collect();
     let refs = |side: &Side, ids: &[&ResourceId]| -> Vec<ResourceRef> {
         ids.iter()
             .filter_map(|id| side.resources.get(*id).map(|e| e.resource.clone()))
             .collect()
     };
-    for &(&(old_y, new_y), ys) in &list {
+    for &(&(old_y, new_y), ys) in &all {
         if dirty.as_ref().is_some_and(|d| !d[old_y]) {
             continue;
         }
-        for &(&(old_x, new_x), xs) in &list {
+        for &(&(old_x, new_x), xs) in &all {
             if (old_x, new_x) == (old_y, new_y) {
                 continue;
             }

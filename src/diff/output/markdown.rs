@@ -32,15 +32,16 @@ fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) 
     let _ = writeln!(md, "### {title} ({})\n", rows.len());
     let _ = writeln!(md, "| {} |", header.join(" | "));
     let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
-    for row in rows.iter().take(ROWS) {
+    let total = rows.len();
+    for row in rows.into_iter().take(ROWS) {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
         let _ = writeln!(md, "| {} |", cells.join(" | "));
     }
-    if rows.len() > ROWS {
+    if total > ROWS {
         let _ = writeln!(
             md,
             "\n… and {} more (`--format json` lists every one).",
-            rows.len() - ROWS
+            total - ROWS
         );
     }
     md.push('\n');
@@ -179,7 +180,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
             let _ = writeln!(md, "**{c}**\n");
         }
         None => {
-            md.push_str("No differences: same resources, places, orders, waits and findings.\n\n")
+            md.push_str("No differences: same resources, places, orders, waits and findings.\n\n");
         }
     }
     for note in plan_notes(diff) {
