@@ -266,10 +266,15 @@ fn run_action_diff(
     let output = dir.path().join("output");
     let comment = dir.path().join("pr/comment.md");
     let mut cmd = Command::new("bash");
+    // The runner's environment only: nothing from the one the tests run in.
+    for (key, _) in std::env::vars_os() {
+        let key_text = key.to_string_lossy();
+        if key_text.starts_with("GITHUB_") || key_text.starts_with("INPUT_") {
+            cmd.env_remove(&key);
+        }
+    }
     cmd.current_dir(repo)
         .arg(crate::root().join("scripts/action-diff.sh"))
-        .env_remove("INPUT_CHARTS")
-        .env_remove("INPUT_BASE")
         .env("CHARTSEQ", env!("CARGO_BIN_EXE_chartseq"))
         .env("CHARTSEQ_HELM", helm)
         .env("GITHUB_ACTIONS", "true")
