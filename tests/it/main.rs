@@ -17,6 +17,7 @@ mod helm_call;
 mod hostile;
 mod integrations;
 mod lint;
+mod matrix;
 mod parity;
 mod paths;
 mod plan;
