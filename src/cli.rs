@@ -64,6 +64,10 @@ pub enum Command {
     /// List releases (Helm's and chartseq's), as `helm list` does.
     #[cfg(feature = "apply")]
     List(ListArgs),
+    /// Compare two plans of a chart: resources added, removed and moved, orders gained and
+    /// lost, waits and lint findings (exit 0 same, 1 different, 2 could not run).
+    #[command(after_long_help = DIFF_HELP)]
+    Diff(DiffArgs),
 }
 
 const LINT_HELP: &str = "\
@@ -926,5 +930,121 @@ fn run(
             err,
         ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
+        Command::Diff(args) => commands::diff::diff(&args.to_options(), out, err),
+    }
+}
+
+const DIFF_HELP: &str = "\
+OLD and NEW are each a chart directory, a packaged chart (.tgz), a rendered stream, `-`, or a
+chart at a git revision, REF:path (read with git, the working tree untouched; the path is
+relative to the current directory, and an existing file or directory of that name wins):
+
+  chartseq diff HEAD~1:charts/web charts/web
+  chartseq diff origin/main:charts/web charts/web --format markdown -o comment.md
+
+Exit status: 0 when the plans are the same, 1 when they differ, 2 when the diff could not run.";
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DiffFormatArg {
+    Text,
+    Json,
+    /// For a pull request comment, with a Mermaid drawing of the changed part of the plan.
+    Markdown,
+    /// GitHub Actions annotations; appends the Markdown to `$GITHUB_STEP_SUMMARY` when set.
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The old side: a TARGET or REF:path.
+    #[arg(value_name = "OLD")]
+    pub old: String,
+    /// The new side: a TARGET or REF:path.
+    #[arg(value_name = "NEW")]
+    pub new: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DiffFormatArg,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Configuration file for the lint rules (default: .chartseq.toml from NEW or above).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Values files for both sides, as for helm (repeatable).
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Values files for the old side only, after --values (repeatable).
+    #[arg(long = "old-values", value_name = "FILE")]
+    pub old_values: Vec<PathBuf>,
+    /// Values files for the new side only, after --values (repeatable).
+    #[arg(long = "new-values", value_name = "FILE")]
+    pub new_values: Vec<PathBuf>,
+    /// Set values on the command line for both sides, as for helm (repeatable).
+    #[arg(long, value_name = "KEY=VAL")]
+    pub set: Vec<String>,
+    /// Set string values on the command line for both sides, as for helm (repeatable).
+    #[arg(long = "set-string", value_name = "KEY=VAL")]
+    pub set_string: Vec<String>,
+    /// Release name passed to helm template.
+    #[arg(
+        long = "release-name",
+        value_name = "NAME",
+        default_value = "release-name"
+    )]
+    pub release_name: String,
+    /// Namespace passed to helm template.
+    #[arg(short = 'n', long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Kubernetes version passed to helm template.
+    #[arg(long = "kube-version", value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// The helm binary (default: `$CHARTSEQ_HELM`, then helm on `PATH`).
+    #[arg(long, value_name = "PATH")]
+    pub helm: Option<PathBuf>,
+}
+
+impl DiffArgs {
+    /// The validated settings of this command line.
+    #[must_use]
+    pub fn to_options(&self) -> commands::diff::DiffOptions {
+        use crate::diff::output::DiffFormat;
+        let input = InputArgs {
+            target: PathBuf::from("-"),
+            chart: None,
+            helm: self.helm.clone(),
+            values: self.values.clone(),
+            set: self.set.clone(),
+            set_string: self.set_string.clone(),
+            release_name: self.release_name.clone(),
+            namespace: self.namespace.clone(),
+            kube_version: self.kube_version.clone(),
+            helm_timeout: 300,
+            max_depth: Limits::default().max_depth,
+            max_alias_nodes: Limits::default().max_alias_nodes,
+            max_document_bytes: Limits::default().max_document_bytes,
+            max_archive_bytes: ChartLimits::default().max_archive_bytes,
+        }
+        .to_input();
+        commands::diff::DiffOptions {
+            old: self.old.clone(),
+            new: self.new.clone(),
+            input,
+            old_values: self.old_values.clone(),
+            new_values: self.new_values.clone(),
+            format: match self.format {
+                DiffFormatArg::Text => DiffFormat::Text,
+                DiffFormatArg::Json => DiffFormat::Json,
+                DiffFormatArg::Markdown => DiffFormat::Markdown,
+                DiffFormatArg::Github => DiffFormat::Github,
+            },
+            output: self.output.clone(),
+            config: self.config.clone(),
+            step_summary: matches!(self.format, DiffFormatArg::Github)
+                .then(|| std::env::var_os("GITHUB_STEP_SUMMARY"))
+                .flatten()
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+        }
     }
 }

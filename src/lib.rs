@@ -9,6 +9,7 @@
 pub mod apply;
 pub mod cli;
 pub mod commands;
+pub mod diff;
 pub mod error;
 pub mod lint;
 pub mod model;

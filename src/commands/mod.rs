@@ -2,6 +2,7 @@
 
 #[cfg(feature = "apply")]
 pub mod apply;
+pub mod diff;
 pub mod lint;
 pub mod readiness;
 

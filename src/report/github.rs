@@ -31,7 +31,7 @@ fn command(severity: Severity) -> &'static str {
 
 /// Escapes a command's message (GitHub's `escapeData`); other control characters are shown
 /// as escapes, since the runner's log is a terminal.
-fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     super::safe::terminal_safe(text)
         .replace('%', "%25")
         .replace('\r', "%0D")
@@ -44,7 +44,11 @@ fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-fn annotation(run: &Run<'_>, finding: &Finding, root: Option<&std::path::Path>) -> String {
+pub(crate) fn annotation(
+    run: &Run<'_>,
+    finding: &Finding,
+    root: Option<&std::path::Path>,
+) -> String {
     let mut properties = Vec::new();
     if let Some(location) =
         locate(run.model, finding, root).or_else(|| fallback(run.model, finding, root))

@@ -13,6 +13,7 @@
 mod apply;
 mod dialect_kapp;
 mod dialects;
+mod diff;
 mod helm_call;
 mod hostile;
 mod integrations;
