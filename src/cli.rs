@@ -64,6 +64,9 @@ pub enum Command {
     /// List releases (Helm's and chartseq's), as `helm list` does.
     #[cfg(feature = "apply")]
     List(ListArgs),
+    /// Move a chart's ordering from werf or Argo CD annotations to HIP-0025: a patch of its
+    /// templates and a proof of which constraints the new order keeps.
+    Migrate(MigrateArgs),
 }
 
 const LINT_HELP: &str = "\
@@ -711,6 +714,57 @@ pub struct TemplateArgs {
     pub include_crds: bool,
 }
 
+/// The tool a chart's order is migrated from.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FromArg {
+    /// werf/nelm weights and stages.
+    Werf,
+    /// Argo CD sync waves and hooks.
+    Argo,
+    /// Whichever the chart's annotations name.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum MigrateFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The tool whose ordering annotations the chart carries.
+    #[arg(long, value_enum)]
+    pub from: FromArg,
+    /// Write the edits into the chart's templates (default: print them as a unified diff).
+    #[arg(long)]
+    pub write: bool,
+    /// Remove the source annotations the migration carried over (kept by default: the chart
+    /// may still be deployed by the old tool).
+    #[arg(long = "drop-source-annotations")]
+    pub drop_source_annotations: bool,
+    /// Output format: the diff (stdout) and the proof (stderr), or SPEC's JSON.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: MigrateFormatArg,
+}
+
+impl MigrateArgs {
+    fn settings(&self) -> crate::migrate::Settings {
+        crate::migrate::Settings {
+            input: self.input.to_input(),
+            from: match self.from {
+                FromArg::Werf => Some(crate::plan::Dialect::Werf),
+                FromArg::Argo => Some(crate::plan::Dialect::Argo),
+                FromArg::Auto => None,
+            },
+            write: self.write,
+            drop_source_annotations: self.drop_source_annotations,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ReadinessFormatArg {
     Text,
@@ -894,5 +948,14 @@ fn run(
             err,
         ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
+        Command::Migrate(args) => commands::migrate::migrate(
+            &args.settings(),
+            match args.format {
+                MigrateFormatArg::Text => commands::migrate::MigrateFormat::Text,
+                MigrateFormatArg::Json => commands::migrate::MigrateFormat::Json,
+            },
+            out,
+            err,
+        ),
     }
 }

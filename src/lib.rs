@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod lint;
+pub mod migrate;
 pub mod model;
 pub mod parse;
 pub mod plan;

@@ -3,6 +3,7 @@
 #[cfg(feature = "apply")]
 pub mod apply;
 pub mod lint;
+pub mod migrate;
 pub mod readiness;
 
 use std::fmt;

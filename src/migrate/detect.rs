@@ -1,0 +1,91 @@
+//! `--from auto`: which tool's ordering annotations a chart carries.
+//!
+//! A minimal reader of annotation key prefixes, kept apart so that a shared detection
+//! function can replace it: werf (`werf.io/`, `….werf.io`), Argo CD (`argocd.argoproj.io/`).
+//! Tools chartseq cannot migrate from yet are named so that the user is not told "nothing to
+//! migrate" about a chart that has something.
+
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::plan::Dialect;
+
+/// The dialect of a key, or the name of a tool not migrated yet.
+fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
+    if key == "argocd.argoproj.io/sync-wave" || key == "argocd.argoproj.io/hook" {
+        return Some(Ok(Dialect::Argo));
+    }
+    if key == "werf.io/weight"
+        || key == "werf.io/deploy-on"
+        || key.starts_with("werf.io/deploy-dependency-")
+        || key.ends_with(".dependency.werf.io")
+        || key.contains(".external-dependency.werf.io")
+    {
+        return Some(Ok(Dialect::Werf));
+    }
+    if key.starts_with("kapp.k14s.io/change-") {
+        return Some(Err("kapp"));
+    }
+    if key.starts_with("kots.io/creation-phase") || key.starts_with("kots.io/wait-for-") {
+        return Some(Err("kots"));
+    }
+    if matches!(
+        key,
+        "helm.sh/layer"
+            | "helm.sh/dependson/layer"
+            | "helm.sh/depends-on/layer"
+            | "helm.sh/depends-on/layers"
+            | "helm.sh/weight"
+            | "helm.sh/resource-ready"
+    ) {
+        return Some(Err("draft"));
+    }
+    None
+}
+
+/// The one dialect whose ordering annotations the chart carries; `None` when it carries none.
+/// Several dialects at once is an error: the user must pick one with `--from`.
+pub fn detect(model: &Model) -> Result<Option<Dialect>> {
+    let mut found: Vec<Result<Dialect, &'static str>> = Vec::new();
+    for doc in 0..model.documents.len() {
+        let Some(r) = model.resource(doc) else {
+            continue;
+        };
+        for a in &r.annotations {
+            if let Some(t) = tool_of(&a.key) {
+                if !found.contains(&t) {
+                    found.push(t);
+                }
+            }
+        }
+    }
+    let name = |t: &Result<Dialect, &'static str>| match t {
+        Ok(d) => d.name(),
+        Err(n) => n,
+    };
+    match found.as_slice() {
+        [] => Ok(None),
+        [Ok(d)] => Ok(Some(*d)),
+        [Err(n)] => Err(Error::new(format!(
+            "the chart is ordered with {n} annotations, which migrate cannot read yet"
+        ))),
+        several => Err(Error::new(format!(
+            "the chart carries ordering annotations of several tools ({}): pick one with --from",
+            several.iter().map(name).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_their_tool() {
+        assert_eq!(tool_of("argocd.argoproj.io/sync-wave"), Some(Ok(Dialect::Argo)));
+        assert_eq!(tool_of("werf.io/weight"), Some(Ok(Dialect::Werf)));
+        assert_eq!(tool_of("db.dependency.werf.io"), Some(Ok(Dialect::Werf)));
+        assert_eq!(tool_of("kapp.k14s.io/change-group"), Some(Err("kapp")));
+        assert_eq!(tool_of("helm.sh/resource-group"), None);
+        assert_eq!(tool_of("argocd.argoproj.io/sync-options"), None);
+    }
+}
