@@ -36,7 +36,8 @@ struct HipOrder<'a> {
     model: &'a Model,
     plan: &'a Plan,
     graph: StepGraph,
-    pos: HashMap<ResourceId, (Pos, DocId)>,
+    /// Every place of a resource (a hook of several events runs more than once).
+    pos: HashMap<ResourceId, Vec<(Pos, DocId)>>,
     /// Steps something waits for.
     waited: BTreeSet<usize>,
 }
@@ -46,7 +47,7 @@ impl<'a> HipOrder<'a> {
         let mut pos = HashMap::new();
         let mut put = |doc: DocId, p: Pos| {
             if let Some(r) = model.resource(doc) {
-                pos.entry(r.id.clone()).or_insert((p, doc));
+                pos.entry(r.id.clone()).or_insert_with(Vec::new).push((p, doc));
             }
         };
         for &doc in &plan.crds {
@@ -58,14 +59,17 @@ impl<'a> HipOrder<'a> {
                 .and_then(|r| r.hook.as_ref())
                 .map(|h| h.events.clone())
                 .unwrap_or_default();
-            let p = if events.iter().any(|e| e == "pre-install") {
-                Pos::PreHook(i)
-            } else if events.iter().any(|e| e == "post-install") {
-                Pos::PostHook(i)
-            } else {
-                Pos::NotInstalled
-            };
-            put(doc, p);
+            let pre = events.iter().any(|e| e == "pre-install");
+            let post = events.iter().any(|e| e == "post-install");
+            if pre {
+                put(doc, Pos::PreHook(i));
+            }
+            if post {
+                put(doc, Pos::PostHook(i));
+            }
+            if !pre && !post {
+                put(doc, Pos::NotInstalled);
+            }
         }
         for (i, step) in plan.steps.iter().enumerate() {
             for &doc in &step.resources {
@@ -86,11 +90,27 @@ impl<'a> HipOrder<'a> {
         }
     }
 
-    /// Whether `a` is in place before `b` starts; `Err` says why not.
+    /// Whether `a` is in place before `b` starts (at one of the times each is applied);
+    /// `Err` says why not.
     fn before(&self, a: &ResourceId, b: &ResourceId) -> Result<(), String> {
-        let (Some(&(pa, da)), Some(&(pb, db))) = (self.pos.get(a), self.pos.get(b)) else {
+        let (Some(pas), Some(pbs)) = (self.pos.get(a), self.pos.get(b)) else {
             return Err("the migrated chart does not render both of them".to_owned());
         };
+        let mut why = None;
+        for &(pa, da) in pas {
+            for &(pb, db) in pbs {
+                match self.placed_before(pa, da, pb, db) {
+                    Ok(()) => return Ok(()),
+                    Err(e) => {
+                        why.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        Err(why.unwrap_or_default())
+    }
+
+    fn placed_before(&self, pa: Pos, da: DocId, pb: Pos, db: DocId) -> Result<(), String> {
         let chart = |d: DocId| self.model.documents[d].chart;
         match (pa, pb) {
             (Pos::NotInstalled, _) | (_, Pos::NotInstalled) => {
@@ -164,7 +184,10 @@ impl<'a> HipOrder<'a> {
 
     /// Whether HIP-0025 waits for the resource's readiness before something else starts.
     fn waits_for(&self, id: &ResourceId) -> bool {
-        matches!(self.pos.get(id), Some(&(Pos::Step(i), _)) if self.waited.contains(&i))
+        self.pos.get(id).is_some_and(|ps| {
+            ps.iter()
+                .any(|&(p, _)| matches!(p, Pos::Step(i) if self.waited.contains(&i)))
+        })
     }
 }
 
