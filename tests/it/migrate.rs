@@ -1,0 +1,190 @@
+//! `chartseq migrate`: patches of real charts (`fixtures/migrate/`, origins in each README),
+//! the proof of what the HIP-0025 order keeps and loses, exit codes, idempotence and lint.
+//! Every run works on a temporary copy of the fixture, from its parent directory, so that
+//! paths in the output are the chart's own.
+
+use std::path::{Path, PathBuf};
+
+use crate::{chartseq, fixture, run, snapshot_settings, tool};
+
+/// A copy of a fixture chart in a temporary directory: (directory, chart name).
+fn copy(rel: &str) -> (tempfile::TempDir, String) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let src = fixture(rel);
+    let name = src
+        .file_name()
+        .expect("a chart directory")
+        .to_string_lossy()
+        .into_owned();
+    copy_dir(&src, &tmp.path().join(&name));
+    (tmp, name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// Runs `chartseq migrate` in `dir` with helm; `None` when helm is not available.
+fn migrate(helm: &Path, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    run(chartseq()
+        .current_dir(dir)
+        .env("CHARTSEQ_HELM", helm)
+        .arg("migrate")
+        .args(args))
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).expect("migrate JSON parses")
+}
+
+fn reasons(v: &serde_json::Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|l| l["reason"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn argo_operators_installer_keeps_every_wave() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert_eq!(code, 0, "{report}");
+    // Every wave becomes a group next to its sync-wave line, chained in order.
+    for (wave, prev) in [("n50", "n60"), ("n40", "n50"), ("n30", "n40"), ("n20", "n30"), ("n10", "n20")] {
+        assert!(diff.contains(&format!("+    helm.sh/resource-group: \"wave-{wave}\"")), "{diff}");
+        assert!(diff.contains(&format!("+    helm.sh/depends-on/resource-groups: '[\"wave-{prev}\"]'")), "{diff}");
+    }
+    // The approver Job gates the verifier: completion readiness; the last wave's Job needs none.
+    assert_eq!(diff.matches("helm.sh/readiness-success").count(), 1, "{diff}");
+    let (code, out, _) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v = json(&out);
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["from"], "argo");
+    assert_eq!(v["edits"].as_array().map(Vec::len), Some(9));
+    assert!(v["lost"].as_array().is_some_and(Vec::is_empty), "{out}");
+    assert!(v["manual"].as_array().is_some_and(Vec::is_empty), "{out}");
+    assert!(report.contains("kept: 11 ordering constraints"), "{report}");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_argo_operators_installer_diff", diff);
+        insta::assert_snapshot!("migrate_argo_operators_installer_report", report);
+        insta::assert_snapshot!("migrate_argo_operators_installer_json", out);
+    });
+}
+
+#[test]
+fn werf_e2e_chart_reports_what_hip_cannot_say() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/werf/complex");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf"]);
+    // Lost constraints: exit 1, the patch is still produced.
+    assert_eq!(code, 1, "{report}");
+    assert!(diff.contains("+    helm.sh/resource-group: \"weight-10\""), "{diff}");
+    // The unannotated Service is weight 0 to werf: it gets a group in its metadata.
+    assert!(diff.contains("+  annotations:\n+    helm.sh/resource-group: \"weight-0\""), "{diff}");
+    let (code, out, _) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf", "--format", "json"]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    let lost = reasons(&v, "lost");
+    assert_eq!(lost.len(), 4, "{out}");
+    assert_eq!(lost.iter().filter(|r| r.contains("cross-subchart inversion")).count(), 2, "{out}");
+    assert_eq!(lost.iter().filter(|r| r.contains("external dependency")).count(), 2, "{out}");
+    // The rootchart Service werf deploys (weight 0) before the subchart's Deployment (weight 10).
+    assert!(v["lost"].as_array().expect("lost").iter().any(|l| {
+        l["before"]["name"] == "service-rootchart" && l["after"]["name"] == "deployment-subchart"
+    }));
+    let manual = reasons(&v, "manual");
+    assert_eq!(manual.len(), 1, "{out}");
+    assert!(manual[0].contains("werf.io/deploy-dependency-subchart"));
+    assert_eq!(
+        v["manual"][0]["file"],
+        "complex/charts/subchart/charts/subsubchart/templates/deployment.yaml"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_werf_complex_diff", diff);
+        insta::assert_snapshot!("migrate_werf_complex_report", report);
+    });
+}
+
+/// `--write` applies the diff; migrating again changes nothing; the result lints clean of
+/// CS0xx–CS3xx errors.
+#[test]
+fn migrated_charts_are_idempotent_and_lint_clean() {
+    let Some(helm) = tool("helm") else { return };
+    for (rel, from, exit) in [
+        ("migrate/argo/operators-installer", "argo", 0),
+        ("migrate/werf/complex", "werf", 1),
+    ] {
+        let (tmp, chart) = copy(rel);
+        let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", from, "--write"]);
+        assert_eq!(code, exit, "{rel}: {report}");
+        assert!(!diff.is_empty());
+        let (code, again, report) = migrate(&helm, tmp.path(), &[&chart, "--from", from]);
+        assert_eq!(code, exit, "{rel}: {report}");
+        assert_eq!(again, "", "{rel}: migrating a migrated chart changed it");
+        let (code, out, err) = run(chartseq()
+            .current_dir(tmp.path())
+            .env("CHARTSEQ_HELM", &helm)
+            .args(["lint", &chart, "--select", "CS0,CS1,CS2,CS3", "--format", "json"]));
+        assert_eq!(code, 0, "{rel}: {out}{err}");
+        let v = json(&out);
+        let errors: Vec<&serde_json::Value> = v["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .collect();
+        assert!(errors.is_empty(), "{rel}: {errors:?}");
+    }
+}
+
+#[test]
+fn source_annotations_are_dropped_on_request() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "argo", "--drop-source-annotations"],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(diff.matches("-    argocd.argoproj.io/sync-wave:").count(), 9, "{diff}");
+    assert!(diff.contains("+    helm.sh/resource-group: \"wave-n60\""));
+}
+
+#[test]
+fn auto_detects_the_dialect_or_finds_nothing() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, out, _) = migrate(&helm, tmp.path(), &[&chart, "--from", "auto", "--format", "json"]);
+    assert_eq!(code, 0);
+    assert_eq!(json(&out)["from"], "argo");
+    // A HIP-0025 chart without foreign annotations: nothing to change.
+    let (tmp, chart) = copy("charts/platform");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "auto"]);
+    assert_eq!((code, diff.as_str()), (0, ""), "{report}");
+    assert!(report.contains("nothing to migrate"), "{report}");
+}
+
+#[test]
+fn what_cannot_be_migrated_exits_2() {
+    let Some(helm) = tool("helm") else { return };
+    let stream: PathBuf = fixture("charts/platform.rendered.yaml");
+    let (code, _, err) = migrate(&helm, &crate::root(), &[&stream.to_string_lossy(), "--from", "argo"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give it a chart directory"), "{err}");
+    let (code, _, err) = migrate(&helm, &crate::root(), &["no/such/chart", "--from", "werf"]);
+    assert_eq!(code, 2, "{err}");
+}
