@@ -80,6 +80,14 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
                 ordinal: Some(wave),
                 anchor: anchor(model, doc),
             });
+            if r.argo.is_hook && r.id.kind == "Job" {
+                mapping.manual.push(Manual {
+                    doc,
+                    at: r.annotation(ARGO_HOOK).map(|a| a.key_loc),
+                    reason: "Argo CD recreates a `Sync` hook on every sync; Helm updates a regular Job in place and a Job's spec cannot change: give it a name per revision".to_owned(),
+                    snippet: format!("name: {}-{{{{ .Release.Revision }}}}", r.id.name),
+                });
+            }
             continue;
         }
         // A PreSync or PostSync hook: a Helm hook, weighted by its wave.

@@ -226,16 +226,6 @@ fn relative(chart_dir: &Path, file: &Path) -> Option<PathBuf> {
     super::relative_to(&root, &file)
 }
 
-/// The line text of a template location, its 0-based line number and indentation.
-fn template_line(model: &Model, loc: Loc) -> (String, usize, usize) {
-    let f = model.sources.get(loc.file);
-    let range = line_bounds(&f.bytes, loc.span.start as usize);
-    let text = String::from_utf8_lossy(&f.bytes[range]).into_owned();
-    let line = f.line_col(loc.span.start).line as usize - 1;
-    let indent = text.len() - text.trim_start().len();
-    (text, line, indent)
-}
-
 /// The rendered line holding a stream location.
 fn rendered_line(model: &Model, loc: Loc) -> String {
     let f = model.sources.get(loc.file);
@@ -243,26 +233,116 @@ fn rendered_line(model: &Model, loc: Loc) -> String {
     String::from_utf8_lossy(&f.bytes[range]).into_owned()
 }
 
-/// The template line a rendered annotation was written on, when it is written there
-/// literally.
-fn literal_line(model: &Model, rendered: Loc) -> Result<(Loc, String, usize, usize), Refusal> {
-    let Some(t) = template_loc(model, rendered) else {
-        return Err(Refusal {
-            at: Some(rendered),
-            reason: "the annotation comes from a helper, not from the template: change it where the helper writes it".to_owned(),
-        });
+/// One line of a template: its 0-based number, its byte offset and its text.
+type Line = (usize, usize, String);
+
+/// The lines of the template document (between `---` lines) that rendered `doc`.
+///
+/// `helm template` prints the documents of one template in Helm's kind order, not in the
+/// order they are written, so the document is recognised by its literal `kind:` and `name:`
+/// lines rather than by counting; a template with one document (a `range` included) is that
+/// document.
+fn segment(model: &Model, doc: DocId) -> Result<(FileId, Vec<Line>), Refusal> {
+    let refuse = |reason: String| Refusal {
+        at: model.resource(doc).map(|r| r.kind_loc),
+        reason,
     };
-    let (text, line, indent) = template_line(model, t);
-    if text.trim() != rendered_line(model, rendered).trim() {
-        return Err(Refusal {
-            at: Some(t),
+    let Some(template) = model.documents[doc].template else {
+        return Err(refuse(
+            "the chart's template for this resource is not on disk".to_owned(),
+        ));
+    };
+    let Some(r) = model.resource(doc) else {
+        return Err(refuse("not a resource".to_owned()));
+    };
+    let f = model.sources.get(template);
+    let text = String::from_utf8_lossy(&f.bytes);
+    let mut segments: Vec<Vec<Line>> = vec![Vec::new()];
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        let line = l.trim_end_matches(['\n', '\r']);
+        if line.trim_end() == "---" || line.starts_with("--- ") {
+            segments.push(Vec::new());
+        } else if let Some(seg) = segments.last_mut() {
+            seg.push((i, offset, line.to_owned()));
+        }
+        offset += l.len();
+    }
+    let has = |seg: &[Line], key: &str, value: &str| {
+        seg.iter().any(|(_, _, l)| {
+            l.trim()
+                .strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == value)
+        })
+    };
+    let with_kind = |seg: &Vec<Line>| seg.iter().any(|(_, _, l)| l.trim_start().starts_with("kind:"));
+    let documents: Vec<&Vec<Line>> = segments.iter().filter(|s| with_kind(s)).collect();
+    let chosen = if documents.len() == 1 {
+        Some(documents[0])
+    } else {
+        let by_kind: Vec<&&Vec<Line>> =
+            documents.iter().filter(|s| has(s, "kind", &r.id.kind)).collect();
+        let by_name: Vec<&&Vec<Line>> = by_kind
+            .iter()
+            .copied()
+            .filter(|s| has(s, "name", &r.id.name))
+            .collect();
+        match (by_name.as_slice(), by_kind.as_slice()) {
+            ([one], _) | ([], [one]) => Some(**one),
+            _ => None,
+        }
+    };
+    chosen.map(|seg| (template, seg.clone())).ok_or_else(|| {
+        refuse(format!(
+            "{} holds several documents and this one cannot be told apart by its literal kind and name: edit it by hand",
+            f.name
+        ))
+    })
+}
+
+/// The template line a rendered line was written on, when it is written there literally:
+/// (its location, text, 0-based line, indentation).
+fn literal_line(
+    model: &Model,
+    doc: DocId,
+    rendered: Loc,
+) -> Result<(Loc, String, usize, usize), Refusal> {
+    let (file, seg) = segment(model, doc)?;
+    let wanted = rendered_line(model, rendered);
+    let wanted = wanted.trim();
+    let at = |(line, offset, text): &Line| {
+        let loc = Loc {
+            file,
+            span: Span {
+                start: u32::try_from(*offset).unwrap_or(u32::MAX),
+                end: u32::try_from(offset + text.len()).unwrap_or(u32::MAX),
+            },
+        };
+        (loc, text.clone(), *line, text.len() - text.trim_start().len())
+    };
+    if let Some(found) = seg.iter().find(|(_, _, l)| l.trim() == wanted) {
+        return Ok(at(found));
+    }
+    let key = wanted.split_once(':').map_or(wanted, |(k, _)| k).trim_matches(['"', '\'']);
+    let same_key = seg.iter().find(|(_, _, l)| {
+        l.trim()
+            .split_once(':')
+            .is_some_and(|(k, _)| k.trim_matches(['"', '\'']) == key)
+    });
+    match same_key {
+        Some(found) => Err(Refusal {
+            at: Some(at(found).0),
             reason: format!(
                 "the value is computed (`{}`): set the new annotations where the value is decided",
-                text.trim()
+                found.2.trim()
             ),
-        });
+        }),
+        None => Err(Refusal {
+            at: Some(rendered),
+            reason: "the annotation comes from a helper or from values, not from the template: change it where it is written".to_owned(),
+        }),
     }
-    Ok((t, text, line, indent))
 }
 
 /// The line operations one resource needs, or why they cannot be made in place (with the
@@ -291,7 +371,7 @@ fn plan_doc(
             Some(a) => {
                 // A different value already set: replaced on its own line.
                 let (t, text, line, indent) =
-                    literal_line(model, a.key_loc).map_err(|e| (e, all.clone()))?;
+                    literal_line(model, doc, a.key_loc).map_err(|e| (e, all.clone()))?;
                 let quote = quote_of(&text);
                 ops.push(Op {
                     file: t.file,
@@ -308,7 +388,7 @@ fn plan_doc(
         match want.anchor {
             Some(anchor) => {
                 let (t, text, line, indent) =
-                    literal_line(model, anchor).map_err(|e| (e, snippet.clone()))?;
+                    literal_line(model, doc, anchor).map_err(|e| (e, snippet.clone()))?;
                 let quote = quote_of(&text);
                 let insert = new_keys
                     .iter()
@@ -329,7 +409,7 @@ fn plan_doc(
     }
     if drop {
         for &carried in &want.carried {
-            let (t, _, line, _) = literal_line(model, carried).map_err(|mut e| {
+            let (t, _, line, _) = literal_line(model, doc, carried).map_err(|mut e| {
                 e.reason = format!("cannot drop the source annotation: {}", e.reason);
                 (e, String::new())
             })?;
@@ -357,39 +437,21 @@ fn merge(ops: &mut Vec<Op>, op: Op) {
 
 /// New annotations in a resource's template `metadata`.
 fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op, Refusal> {
-    let d = &model.documents[doc];
-    let stream = model.sources.get(model.stream);
-    let text = stream.text(d.span);
-    let mut offset = d.span.start as usize;
-    let mut found = None;
-    for line in text.split_inclusive('\n') {
-        if line.trim_end() == "metadata:" {
-            found = Some(offset);
-            break;
-        }
-        offset += line.len();
-    }
     let refuse = |reason: &str| Refusal {
         at: model.resource(doc).map(|r| r.kind_loc),
         reason: reason.to_owned(),
     };
-    let Some(offset) = found else {
-        return Err(refuse("no `metadata:` line to add the annotations to"));
+    let (file, seg) = segment(model, doc)?;
+    let Some(start) = seg.iter().position(|(_, _, l)| l.trim_end() == "metadata:") else {
+        return Err(refuse(
+            "the template has no literal top-level `metadata:` line to add the annotations to",
+        ));
     };
-    let rendered = Loc {
-        file: model.stream,
-        span: Span {
-            start: u32::try_from(offset).unwrap_or(u32::MAX),
-            end: u32::try_from(offset + "metadata:".len()).unwrap_or(u32::MAX),
-        },
-    };
-    let (t, _, line, indent) = literal_line(model, rendered)?;
-    let template = model.sources.get(t.file);
-    let template_text = String::from_utf8_lossy(&template.bytes);
-    let lines: Vec<&str> = template_text.lines().collect();
+    let line = seg[start].0;
+    let indent = 0;
     let mut child: Option<usize> = None;
     let mut annotations: Option<usize> = None;
-    for (i, l) in lines.iter().enumerate().skip(line + 1) {
+    for (pos, (_, _, l)) in seg.iter().enumerate().skip(start + 1) {
         let trimmed = l.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
@@ -410,9 +472,9 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
             child = Some(ind);
         }
         if Some(ind) == child && trimmed.starts_with("annotations:") {
-            annotations = Some(i);
+            annotations = Some(pos);
         }
-        if trimmed.contains("annotations") && annotations != Some(i) {
+        if trimmed.contains("annotations") && annotations != Some(pos) {
             return Err(refuse(
                 "the template's metadata writes annotations in a way migrate does not edit: add them by hand",
             ));
@@ -425,8 +487,11 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
     };
     match annotations {
         Some(i) => {
-            let next = lines.iter().skip(i + 1).find(|l| !l.trim().is_empty());
-            let ok = lines[i].trim() == "annotations:"
+            let next = seg[i + 1..]
+                .iter()
+                .map(|(_, _, l)| l.as_str())
+                .find(|l| !l.trim().is_empty());
+            let ok = seg[i].2.trim() == "annotations:"
                 && next.is_some_and(|n| {
                     let ind = n.len() - n.trim_start().len();
                     ind > child && !n.trim().starts_with("{{")
@@ -438,8 +503,8 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
             };
             let ind = next.len() - next.trim_start().len();
             Ok(Op {
-                file: t.file,
-                line: i,
+                file,
+                line: seg[i].0,
                 insert: set
                     .iter()
                     .map(|(k, v)| format!("{}{k}: {}", " ".repeat(ind), scalar(v, quote_of(next))))
@@ -454,7 +519,7 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
                     .map(|(k, v)| format!("{}{k}: {}", " ".repeat(child + 2), scalar(v, Quote::Double))),
             );
             Ok(Op {
-                file: t.file,
+                file,
                 line,
                 insert,
                 remove: false,

@@ -231,6 +231,19 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
             ));
         }
     };
+    let mut mapping = mapping;
+    for (doc, d) in model.documents.iter().enumerate() {
+        if let model::Content::Invalid { message, at } | model::Content::NotAnObject { message, at } =
+            &d.content
+        {
+            mapping.manual.push(Manual {
+                doc,
+                at: Some(*at),
+                reason: format!("this document could not be read ({message}), so it is not migrated"),
+                snippet: String::new(),
+            });
+        }
+    }
     let edited = edit::apply(&model, chart_dir, &mapping, settings.drop_source_annotations);
     let proof = proof::prove(
         &model,

@@ -125,6 +125,7 @@ fn migrated_charts_are_idempotent_and_lint_clean() {
     let Some(helm) = tool("helm") else { return };
     for (rel, from, exit) in [
         ("migrate/argo/operators-installer", "argo", 0),
+        ("migrate/argo/sync-waves", "argo", 0),
         ("migrate/werf/complex", "werf", 1),
     ] {
         let (tmp, chart) = copy(rel);
@@ -187,4 +188,26 @@ fn what_cannot_be_migrated_exits_2() {
     assert!(err.contains("give it a chart directory"), "{err}");
     let (code, _, err) = migrate(&helm, &crate::root(), &["no/such/chart", "--from", "werf"]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// Argo CD's own sync-waves example: `Sync` hooks become grouped resources (with a note on
+/// their immutable spec), a Job others wait for gets completion readiness, unannotated
+/// resources (wave 0) get a group in their metadata, and documents of one template are told
+/// apart by kind and name even though helm prints them in kind order.
+#[test]
+fn argo_sync_waves_example_groups_sync_hooks() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/sync-waves");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(diff.matches("+  annotations:\n+    helm.sh/resource-group: \"wave-0\"\n   name: backend").count(), 2, "{diff}");
+    assert!(!diff.contains("+      annotations:"), "a pod template was edited: {diff}");
+    assert!(report.contains("kept: 6 ordering constraints"), "{report}");
+    assert!(report.contains("name: maint-page-up-{{ .Release.Revision }}"), "{report}");
+    // generateName objects are not read (no name): listed, not silently dropped.
+    assert!(report.contains("could not be read"), "{report}");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_argo_sync_waves_diff", diff);
+        insta::assert_snapshot!("migrate_argo_sync_waves_report", report);
+    });
 }
