@@ -118,36 +118,43 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
     });
 }
 
+/// The errors of rules CS0xx–CS3xx `lint` finds in a chart: (code, message).
+fn lint_errors(helm: &Path, dir: &Path, chart: &str) -> Vec<(String, String)> {
+    let (code, out, err) = run(chartseq()
+        .current_dir(dir)
+        .env("CHARTSEQ_HELM", helm)
+        .args(["lint", chart, "--select", "CS0,CS1,CS2,CS3", "--format", "json", "--fail-on", "never"]));
+    assert_eq!(code, 0, "{chart}: {out}{err}");
+    json(&out)["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| (d["code"].to_string(), d["message"].to_string()))
+        .collect()
+}
+
 /// `--write` applies the diff; migrating again changes nothing; the result lints clean of
-/// CS0xx–CS3xx errors.
+/// CS0xx–CS3xx errors (the sync-waves example keeps the one it had: an object with only a
+/// `generateName`, which Helm cannot install either).
 #[test]
 fn migrated_charts_are_idempotent_and_lint_clean() {
     let Some(helm) = tool("helm") else { return };
-    for (rel, from, exit) in [
-        ("migrate/argo/operators-installer", "argo", 0),
-        ("migrate/argo/sync-waves", "argo", 0),
-        ("migrate/werf/complex", "werf", 1),
+    for (rel, from, exit, errors_before) in [
+        ("migrate/argo/operators-installer", "argo", 0, 0),
+        ("migrate/argo/sync-waves", "argo", 0, 1),
+        ("migrate/werf/complex", "werf", 1, 0),
     ] {
         let (tmp, chart) = copy(rel);
+        let before = lint_errors(&helm, tmp.path(), &chart);
+        assert_eq!(before.len(), errors_before, "{rel}: {before:?}");
         let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", from, "--write"]);
         assert_eq!(code, exit, "{rel}: {report}");
         assert!(!diff.is_empty());
         let (code, again, report) = migrate(&helm, tmp.path(), &[&chart, "--from", from]);
         assert_eq!(code, exit, "{rel}: {report}");
         assert_eq!(again, "", "{rel}: migrating a migrated chart changed it");
-        let (code, out, err) = run(chartseq()
-            .current_dir(tmp.path())
-            .env("CHARTSEQ_HELM", &helm)
-            .args(["lint", &chart, "--select", "CS0,CS1,CS2,CS3", "--format", "json"]));
-        assert_eq!(code, 0, "{rel}: {out}{err}");
-        let v = json(&out);
-        let errors: Vec<&serde_json::Value> = v["diagnostics"]
-            .as_array()
-            .expect("diagnostics")
-            .iter()
-            .filter(|d| d["severity"] == "error")
-            .collect();
-        assert!(errors.is_empty(), "{rel}: {errors:?}");
+        assert_eq!(lint_errors(&helm, tmp.path(), &chart), before, "{rel}");
     }
 }
 
