@@ -71,8 +71,7 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
             mapping.want(doc).carried = carried;
         }
         if phase == Phase::Sync {
-            if model.documents[doc].placement == crate::model::Placement::Crd || r.hook.is_some()
-            {
+            if model.documents[doc].placement == crate::model::Placement::Crd || r.hook.is_some() {
                 continue;
             }
             entries.push(Entry {

@@ -81,7 +81,10 @@ mod tests {
 
     #[test]
     fn keys_name_their_tool() {
-        assert_eq!(tool_of("argocd.argoproj.io/sync-wave"), Some(Ok(Dialect::Argo)));
+        assert_eq!(
+            tool_of("argocd.argoproj.io/sync-wave"),
+            Some(Ok(Dialect::Argo))
+        );
         assert_eq!(tool_of("werf.io/weight"), Some(Ok(Dialect::Werf)));
         assert_eq!(tool_of("db.dependency.werf.io"), Some(Ok(Dialect::Werf)));
         assert_eq!(tool_of("kapp.k14s.io/change-group"), Some(Err("kapp")));

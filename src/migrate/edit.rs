@@ -183,13 +183,12 @@ fn locate_manual(model: &Model, m: &Manual) -> ManualEdit {
     let resource = (m.doc < model.documents.len())
         .then(|| Res::of(model, m.doc))
         .flatten();
-    let loc = m
-        .at
-        .map(|at| template_loc(model, at).unwrap_or(at))
-        .or_else(|| {
-            let r = model.resource(m.doc)?;
-            Some(template_loc(model, r.kind_loc).unwrap_or(r.kind_loc))
-        });
+    let loc =
+        m.at.map(|at| template_loc(model, at).unwrap_or(at))
+            .or_else(|| {
+                let r = model.resource(m.doc)?;
+                Some(template_loc(model, r.kind_loc).unwrap_or(r.kind_loc))
+            });
     let (file, line) = match loc {
         Some(loc) => {
             let f = model.sources.get(loc.file);
@@ -276,13 +275,18 @@ fn segment(model: &Model, doc: DocId) -> Result<(FileId, Vec<Line>), Refusal> {
                 .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == value)
         })
     };
-    let with_kind = |seg: &Vec<Line>| seg.iter().any(|(_, _, l)| l.trim_start().starts_with("kind:"));
+    let with_kind = |seg: &Vec<Line>| {
+        seg.iter()
+            .any(|(_, _, l)| l.trim_start().starts_with("kind:"))
+    };
     let documents: Vec<&Vec<Line>> = segments.iter().filter(|s| with_kind(s)).collect();
     let chosen = if documents.len() == 1 {
         Some(documents[0])
     } else {
-        let by_kind: Vec<&&Vec<Line>> =
-            documents.iter().filter(|s| has(s, "kind", &r.id.kind)).collect();
+        let by_kind: Vec<&&Vec<Line>> = documents
+            .iter()
+            .filter(|s| has(s, "kind", &r.id.kind))
+            .collect();
         let by_name: Vec<&&Vec<Line>> = by_kind
             .iter()
             .copied()
@@ -319,12 +323,20 @@ fn literal_line(
                 end: u32::try_from(offset + text.len()).unwrap_or(u32::MAX),
             },
         };
-        (loc, text.clone(), *line, text.len() - text.trim_start().len())
+        (
+            loc,
+            text.clone(),
+            *line,
+            text.len() - text.trim_start().len(),
+        )
     };
     if let Some(found) = seg.iter().find(|(_, _, l)| l.trim() == wanted) {
         return Ok(at(found));
     }
-    let key = wanted.split_once(':').map_or(wanted, |(k, _)| k).trim_matches(['"', '\'']);
+    let key = wanted
+        .split_once(':')
+        .map_or(wanted, |(k, _)| k)
+        .trim_matches(['"', '\'']);
     let same_key = seg.iter().find(|(_, _, l)| {
         l.trim()
             .split_once(':')
@@ -376,7 +388,11 @@ fn plan_doc(
                 ops.push(Op {
                     file: t.file,
                     line,
-                    insert: vec![format!("{}{key}: {}", " ".repeat(indent), scalar(value, quote))],
+                    insert: vec![format!(
+                        "{}{key}: {}",
+                        " ".repeat(indent),
+                        scalar(value, quote)
+                    )],
                     remove: true,
                 });
             }
@@ -385,26 +401,26 @@ fn plan_doc(
     }
     if !new_keys.is_empty() {
         let snippet = snippet_of(&new_keys);
-        match want.anchor {
-            Some(anchor) => {
-                let (t, text, line, indent) =
-                    literal_line(model, doc, anchor).map_err(|e| (e, snippet.clone()))?;
-                let quote = quote_of(&text);
-                let insert = new_keys
-                    .iter()
-                    .map(|(k, v)| format!("{}{k}: {}", " ".repeat(indent), scalar(v, quote)))
-                    .collect();
-                merge(&mut ops, Op {
+        if let Some(anchor) = want.anchor {
+            let (t, text, line, indent) =
+                literal_line(model, doc, anchor).map_err(|e| (e, snippet.clone()))?;
+            let quote = quote_of(&text);
+            let insert = new_keys
+                .iter()
+                .map(|(k, v)| format!("{}{k}: {}", " ".repeat(indent), scalar(v, quote)))
+                .collect();
+            merge(
+                &mut ops,
+                Op {
                     file: t.file,
                     line,
                     insert,
                     remove: false,
-                });
-            }
-            None => {
-                let op = metadata_op(model, doc, &new_keys).map_err(|e| (e, snippet.clone()))?;
-                merge(&mut ops, op);
-            }
+                },
+            );
+        } else {
+            let op = metadata_op(model, doc, &new_keys).map_err(|e| (e, snippet.clone()))?;
+            merge(&mut ops, op);
         }
     }
     if drop {
@@ -429,7 +445,10 @@ fn plan_doc(
 
 /// Adds an operation, joining one at the same line.
 fn merge(ops: &mut Vec<Op>, op: Op) {
-    match ops.iter_mut().find(|o| o.file == op.file && o.line == op.line) {
+    match ops
+        .iter_mut()
+        .find(|o| o.file == op.file && o.line == op.line)
+    {
         Some(existing) => existing.insert.extend(op.insert),
         None => ops.push(op),
     }
@@ -485,46 +504,44 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
             "the template's metadata has no literal key to align the annotations with",
         ));
     };
-    match annotations {
-        Some(i) => {
-            let next = seg[i + 1..]
+    if let Some(i) = annotations {
+        let next = seg[i + 1..]
+            .iter()
+            .map(|(_, _, l)| l.as_str())
+            .find(|l| !l.trim().is_empty());
+        let ok = seg[i].2.trim() == "annotations:"
+            && next.is_some_and(|n| {
+                let ind = n.len() - n.trim_start().len();
+                ind > child && !n.trim().starts_with("{{")
+            });
+        let Some(next) = next.filter(|_| ok) else {
+            return Err(refuse(
+                "the template's annotations are not a literal block migrate can add to",
+            ));
+        };
+        let ind = next.len() - next.trim_start().len();
+        Ok(Op {
+            file,
+            line: seg[i].0,
+            insert: set
                 .iter()
-                .map(|(_, _, l)| l.as_str())
-                .find(|l| !l.trim().is_empty());
-            let ok = seg[i].2.trim() == "annotations:"
-                && next.is_some_and(|n| {
-                    let ind = n.len() - n.trim_start().len();
-                    ind > child && !n.trim().starts_with("{{")
-                });
-            let Some(next) = next.filter(|_| ok) else {
-                return Err(refuse(
-                    "the template's annotations are not a literal block migrate can add to",
-                ));
-            };
-            let ind = next.len() - next.trim_start().len();
-            Ok(Op {
-                file,
-                line: seg[i].0,
-                insert: set
-                    .iter()
-                    .map(|(k, v)| format!("{}{k}: {}", " ".repeat(ind), scalar(v, quote_of(next))))
-                    .collect(),
-                remove: false,
-            })
-        }
-        None => {
-            let mut insert = vec![format!("{}annotations:", " ".repeat(child))];
-            insert.extend(
-                set.iter()
-                    .map(|(k, v)| format!("{}{k}: {}", " ".repeat(child + 2), scalar(v, Quote::Double))),
-            );
-            Ok(Op {
-                file,
-                line,
-                insert,
-                remove: false,
-            })
-        }
+                .map(|(k, v)| format!("{}{k}: {}", " ".repeat(ind), scalar(v, quote_of(next))))
+                .collect(),
+            remove: false,
+        })
+    } else {
+        let mut insert = vec![format!("{}annotations:", " ".repeat(child))];
+        insert.extend(
+            set.iter().map(|(k, v)| {
+                format!("{}{k}: {}", " ".repeat(child + 2), scalar(v, Quote::Double))
+            }),
+        );
+        Ok(Op {
+            file,
+            line,
+            insert,
+            remove: false,
+        })
     }
 }
 
@@ -560,7 +577,11 @@ fn scalar(value: &str, quote: Quote) -> String {
                     value.to_ascii_lowercase().as_str(),
                     "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | "null"
                 );
-            if plain_safe { value.to_owned() } else { double() }
+            if plain_safe {
+                value.to_owned()
+            } else {
+                double()
+            }
         }
     }
 }
@@ -577,7 +598,10 @@ mod tests {
         assert_eq!(scalar("-20", Quote::Plain), "\"-20\"");
         assert_eq!(scalar("yes", Quote::Plain), "\"yes\"");
         assert_eq!(scalar(r#"["wave-0"]"#, Quote::Double), r#"'["wave-0"]'"#);
-        assert_eq!(quote_of("    argocd.argoproj.io/sync-wave: \"-20\""), Quote::Double);
+        assert_eq!(
+            quote_of("    argocd.argoproj.io/sync-wave: \"-20\""),
+            Quote::Double
+        );
         assert_eq!(quote_of("  werf.io/weight: '10'"), Quote::Single);
         assert_eq!(quote_of("  x: 10"), Quote::Plain);
     }

@@ -233,18 +233,25 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     };
     let mut mapping = mapping;
     for (doc, d) in model.documents.iter().enumerate() {
-        if let model::Content::Invalid { message, at } | model::Content::NotAnObject { message, at } =
-            &d.content
+        if let model::Content::Invalid { message, at }
+        | model::Content::NotAnObject { message, at } = &d.content
         {
             mapping.manual.push(Manual {
                 doc,
                 at: Some(*at),
-                reason: format!("this document could not be read ({message}), so it is not migrated"),
+                reason: format!(
+                    "this document could not be read ({message}), so it is not migrated"
+                ),
                 snippet: String::new(),
             });
         }
     }
-    let edited = edit::apply(&model, chart_dir, &mapping, settings.drop_source_annotations);
+    let edited = edit::apply(
+        &model,
+        chart_dir,
+        &mapping,
+        settings.drop_source_annotations,
+    );
     let proof = proof::prove(
         &model,
         &source_plan,
@@ -257,12 +264,8 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     let mut written = Vec::new();
     if settings.write {
         for file in &edited.files {
-            std::fs::write(&file.disk_path, &file.new_text).map_err(|e| {
-                Error::io(
-                    format!("cannot write {}", file.disk_path.display()),
-                    &e,
-                )
-            })?;
+            std::fs::write(&file.disk_path, &file.new_text)
+                .map_err(|e| Error::io(format!("cannot write {}", file.disk_path.display()), &e))?;
             written.push(file.disk_path.clone());
         }
     }

@@ -47,7 +47,9 @@ impl<'a> HipOrder<'a> {
         let mut pos = HashMap::new();
         let mut put = |doc: DocId, p: Pos| {
             if let Some(r) = model.resource(doc) {
-                pos.entry(r.id.clone()).or_insert_with(Vec::new).push((p, doc));
+                pos.entry(r.id.clone())
+                    .or_insert_with(Vec::new)
+                    .push((p, doc));
             }
         };
         for &doc in &plan.crds {
@@ -119,7 +121,9 @@ impl<'a> HipOrder<'a> {
             (Pos::Crd, Pos::Crd) => {
                 Err("both are in crds/, which Helm applies together".to_owned())
             }
-            (Pos::Crd, _) | (Pos::PreHook(_) | Pos::Step(_), Pos::PostHook(_)) => Ok(()),
+            (Pos::Crd, _)
+            | (Pos::PreHook(_), Pos::Step(_))
+            | (Pos::PreHook(_) | Pos::Step(_), Pos::PostHook(_)) => Ok(()),
             (_, Pos::Crd) => Err("Helm applies crds/ before everything".to_owned()),
             (Pos::PreHook(i), Pos::PreHook(j)) | (Pos::PostHook(i), Pos::PostHook(j)) => {
                 if i < j {
@@ -128,7 +132,6 @@ impl<'a> HipOrder<'a> {
                     Err("Helm runs hooks by weight, then name, and runs this one first".to_owned())
                 }
             }
-            (Pos::PreHook(_), Pos::Step(_)) => Ok(()),
             (Pos::Step(_), Pos::PreHook(_)) => {
                 Err("Helm runs pre-install hooks before every templated resource".to_owned())
             }
@@ -240,9 +243,9 @@ fn copy_tree(from: &Path, to: &Path, depth: usize, budget: &mut usize) -> Result
     let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
-        *budget = budget.checked_sub(1).ok_or_else(|| {
-            Error::new(format!("{}: too many files to copy", from.display()))
-        })?;
+        *budget = budget
+            .checked_sub(1)
+            .ok_or_else(|| Error::new(format!("{}: too many files to copy", from.display())))?;
         let path = entry.path();
         let target = to.join(entry.file_name());
         let Ok(meta) = std::fs::metadata(&path) else {
@@ -272,10 +275,7 @@ pub(super) fn prove(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let temp = TempChart {
-        dir: std::env::temp_dir().join(format!(
-            "chartseq-migrate-{}-{nanos}",
-            std::process::id()
-        )),
+        dir: std::env::temp_dir().join(format!("chartseq-migrate-{}-{nanos}", std::process::id())),
     };
     let name = chart_dir
         .canonicalize()
@@ -382,6 +382,8 @@ pub(super) fn prove(
         }
         proof.stricter.extend(stricter.into_values());
     }
-    proof.lost.sort_by(|a, b| (&a.before, &a.after).cmp(&(&b.before, &b.after)));
+    proof
+        .lost
+        .sort_by(|a, b| (&a.before, &a.after).cmp(&(&b.before, &b.after)));
     Ok(proof)
 }

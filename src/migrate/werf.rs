@@ -104,19 +104,19 @@ pub fn map(model: &Model, _plan: &Plan) -> Mapping {
         if !r.werf.stages.contains(&Stage::Install) {
             continue;
         }
-        match r.werf.weight {
-            Some(w) => entries.push(Entry {
+        if let Some(w) = r.werf.weight {
+            entries.push(Entry {
                 doc,
                 ordinal: Some(w),
                 anchor,
-            }),
-            None => {
-                let key = r
-                    .werf
-                    .dependency
-                    .as_ref()
-                    .map_or_else(String::new, |d| d.value.clone());
-                mapping.manual.push(Manual {
+            });
+        } else {
+            let key = r
+                .werf
+                .dependency
+                .as_ref()
+                .map_or_else(String::new, |d| d.value.clone());
+            mapping.manual.push(Manual {
                     doc,
                     at: r.werf.dependency.as_ref().map(|d| d.loc),
                     reason: format!(
@@ -124,7 +124,6 @@ pub fn map(model: &Model, _plan: &Plan) -> Mapping {
                     ),
                     snippet: "helm.sh/resource-group: <own group>\nhelm.sh/depends-on/resource-groups: '[\"<target's group>\"]'".to_owned(),
                 });
-            }
         }
     }
     ordinal::chain(model, &entries, "weight", &mut mapping);
@@ -138,7 +137,9 @@ fn lost_dependencies(model: &Model, doc: DocId, r: &Resource, mapping: &mut Mapp
     };
     for a in &r.annotations {
         let value = a.value.as_str().unwrap_or_default().trim();
-        let (before, reason) = if a.key.ends_with(EXTERNAL) || a.key.ends_with("/resource") && a.key.contains(EXTERNAL) {
+        let (before, reason) = if a.key.ends_with(EXTERNAL)
+            || a.key.ends_with("/resource") && a.key.contains(EXTERNAL)
+        {
             if a.key.ends_with("/namespace") {
                 continue;
             }
@@ -228,7 +229,10 @@ mod tests {
             ("Secret", Some("ns"), "config")
         );
         let r = external_target("serviceaccount/default");
-        assert_eq!((r.kind.as_str(), r.name.as_str()), ("serviceaccount", "default"));
+        assert_eq!(
+            (r.kind.as_str(), r.name.as_str()),
+            ("serviceaccount", "default")
+        );
         let r = properties_target("state=absent, Kind=Deployment,name=app,group=apps,version=v1");
         assert_eq!(
             (r.api_version.as_str(), r.kind.as_str(), r.name.as_str()),

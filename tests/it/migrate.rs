@@ -62,13 +62,35 @@ fn argo_operators_installer_keeps_every_wave() {
     let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
     assert_eq!(code, 0, "{report}");
     // Every wave becomes a group next to its sync-wave line, chained in order.
-    for (wave, prev) in [("n50", "n60"), ("n40", "n50"), ("n30", "n40"), ("n20", "n30"), ("n10", "n20")] {
-        assert!(diff.contains(&format!("+    helm.sh/resource-group: \"wave-{wave}\"")), "{diff}");
-        assert!(diff.contains(&format!("+    helm.sh/depends-on/resource-groups: '[\"wave-{prev}\"]'")), "{diff}");
+    for (wave, prev) in [
+        ("n50", "n60"),
+        ("n40", "n50"),
+        ("n30", "n40"),
+        ("n20", "n30"),
+        ("n10", "n20"),
+    ] {
+        assert!(
+            diff.contains(&format!("+    helm.sh/resource-group: \"wave-{wave}\"")),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(&format!(
+                "+    helm.sh/depends-on/resource-groups: '[\"wave-{prev}\"]'"
+            )),
+            "{diff}"
+        );
     }
     // The approver Job gates the verifier: completion readiness; the last wave's Job needs none.
-    assert_eq!(diff.matches("helm.sh/readiness-success").count(), 1, "{diff}");
-    let (code, out, _) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo", "--format", "json"]);
+    assert_eq!(
+        diff.matches("helm.sh/readiness-success").count(),
+        1,
+        "{diff}"
+    );
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "argo", "--format", "json"],
+    );
     assert_eq!(code, 0);
     let v = json(&out);
     assert_eq!(v["version"], 1);
@@ -91,16 +113,38 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
     let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf"]);
     // Lost constraints: exit 1, the patch is still produced.
     assert_eq!(code, 1, "{report}");
-    assert!(diff.contains("+    helm.sh/resource-group: \"weight-10\""), "{diff}");
+    assert!(
+        diff.contains("+    helm.sh/resource-group: \"weight-10\""),
+        "{diff}"
+    );
     // The unannotated Service is weight 0 to werf: it gets a group in its metadata.
-    assert!(diff.contains("+  annotations:\n+    helm.sh/resource-group: \"weight-0\""), "{diff}");
-    let (code, out, _) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf", "--format", "json"]);
+    assert!(
+        diff.contains("+  annotations:\n+    helm.sh/resource-group: \"weight-0\""),
+        "{diff}"
+    );
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "werf", "--format", "json"],
+    );
     assert_eq!(code, 1);
     let v = json(&out);
     let lost = reasons(&v, "lost");
     assert_eq!(lost.len(), 4, "{out}");
-    assert_eq!(lost.iter().filter(|r| r.contains("cross-subchart inversion")).count(), 2, "{out}");
-    assert_eq!(lost.iter().filter(|r| r.contains("external dependency")).count(), 2, "{out}");
+    assert_eq!(
+        lost.iter()
+            .filter(|r| r.contains("cross-subchart inversion"))
+            .count(),
+        2,
+        "{out}"
+    );
+    assert_eq!(
+        lost.iter()
+            .filter(|r| r.contains("external dependency"))
+            .count(),
+        2,
+        "{out}"
+    );
     // The rootchart Service werf deploys (weight 0) before the subchart's Deployment (weight 10).
     assert!(v["lost"].as_array().expect("lost").iter().any(|l| {
         l["before"]["name"] == "service-rootchart" && l["after"]["name"] == "deployment-subchart"
@@ -123,7 +167,16 @@ fn lint_errors(helm: &Path, dir: &Path, chart: &str) -> Vec<(String, String)> {
     let (code, out, err) = run(chartseq()
         .current_dir(dir)
         .env("CHARTSEQ_HELM", helm)
-        .args(["lint", chart, "--select", "CS0,CS1,CS2,CS3", "--format", "json", "--fail-on", "never"]));
+        .args([
+            "lint",
+            chart,
+            "--select",
+            "CS0,CS1,CS2,CS3",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ]));
     assert_eq!(code, 0, "{chart}: {out}{err}");
     json(&out)["diagnostics"]
         .as_array()
@@ -168,7 +221,11 @@ fn source_annotations_are_dropped_on_request() {
         &[&chart, "--from", "argo", "--drop-source-annotations"],
     );
     assert_eq!(code, 0, "{report}");
-    assert_eq!(diff.matches("-    argocd.argoproj.io/sync-wave:").count(), 9, "{diff}");
+    assert_eq!(
+        diff.matches("-    argocd.argoproj.io/sync-wave:").count(),
+        9,
+        "{diff}"
+    );
     assert!(diff.contains("+    helm.sh/resource-group: \"wave-n60\""));
 }
 
@@ -176,7 +233,11 @@ fn source_annotations_are_dropped_on_request() {
 fn auto_detects_the_dialect_or_finds_nothing() {
     let Some(helm) = tool("helm") else { return };
     let (tmp, chart) = copy("migrate/argo/operators-installer");
-    let (code, out, _) = migrate(&helm, tmp.path(), &[&chart, "--from", "auto", "--format", "json"]);
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "auto", "--format", "json"],
+    );
     assert_eq!(code, 0);
     assert_eq!(json(&out)["from"], "argo");
     // A HIP-0025 chart without foreign annotations: nothing to change.
@@ -190,7 +251,11 @@ fn auto_detects_the_dialect_or_finds_nothing() {
 fn what_cannot_be_migrated_exits_2() {
     let Some(helm) = tool("helm") else { return };
     let stream: PathBuf = fixture("charts/platform.rendered.yaml");
-    let (code, _, err) = migrate(&helm, &crate::root(), &[&stream.to_string_lossy(), "--from", "argo"]);
+    let (code, _, err) = migrate(
+        &helm,
+        &crate::root(),
+        &[&stream.to_string_lossy(), "--from", "argo"],
+    );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("give it a chart directory"), "{err}");
     let (code, _, err) = migrate(&helm, &crate::root(), &["no/such/chart", "--from", "werf"]);
@@ -207,10 +272,21 @@ fn argo_sync_waves_example_groups_sync_hooks() {
     let (tmp, chart) = copy("migrate/argo/sync-waves");
     let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
     assert_eq!(code, 0, "{report}");
-    assert_eq!(diff.matches("+  annotations:\n+    helm.sh/resource-group: \"wave-0\"\n   name: backend").count(), 2, "{diff}");
-    assert!(!diff.contains("+      annotations:"), "a pod template was edited: {diff}");
+    assert_eq!(
+        diff.matches("+  annotations:\n+    helm.sh/resource-group: \"wave-0\"\n   name: backend")
+            .count(),
+        2,
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("+      annotations:"),
+        "a pod template was edited: {diff}"
+    );
     assert!(report.contains("kept: 6 ordering constraints"), "{report}");
-    assert!(report.contains("name: maint-page-up-{{ .Release.Revision }}"), "{report}");
+    assert!(
+        report.contains("name: maint-page-up-{{ .Release.Revision }}"),
+        "{report}"
+    );
     // generateName objects are not read (no name): listed, not silently dropped.
     assert!(report.contains("could not be read"), "{report}");
     snapshot_settings().bind(|| {
