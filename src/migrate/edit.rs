@@ -10,11 +10,12 @@
 //! line shared by several rendered resources (a `range`) is edited only when they all need the
 //! same lines.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{FileEdit, Manual, ManualEdit, Mapping, Res};
 use crate::lint::locate::{line_bounds, template_loc};
+use crate::model::annotations::{DEPENDS_ON_GROUPS, RESOURCE_GROUP};
 use crate::model::{DocId, Model};
 use crate::parse::Span;
 use crate::source::{FileId, Loc, Origin};
@@ -67,7 +68,8 @@ pub(super) fn apply(model: &Model, chart_dir: &Path, mapping: &Mapping, drop: bo
     // (file, line) → requests, each with its document.
     let mut requests: BTreeMap<(FileId, usize), Vec<(DocId, Op)>> = BTreeMap::new();
     let mut manual: Vec<Manual> = mapping.manual.clone();
-    for (&doc, want) in &mapping.wants {
+    let wants = rechain(model, mapping, drop);
+    for (&doc, want) in &wants {
         match plan_doc(model, doc, want, drop) {
             Ok(ops) => {
                 for op in ops {
@@ -77,12 +79,22 @@ pub(super) fn apply(model: &Model, chart_dir: &Path, mapping: &Mapping, drop: bo
                         .push((doc, op));
                 }
             }
-            Err((refusal, snippet)) => manual.push(Manual {
-                doc,
-                at: refusal.at,
-                reason: refusal.reason,
-                snippet,
-            }),
+            Err((refusal, snippet)) => {
+                let grouped = want.set.iter().any(|(k, _)| k == RESOURCE_GROUP);
+                manual.push(Manual {
+                    doc,
+                    at: refusal.at,
+                    reason: if grouped {
+                        format!(
+                            "{} (then run chartseq migrate again: it chains the groups after this one to it)",
+                            refusal.reason
+                        )
+                    } else {
+                        refusal.reason
+                    },
+                    snippet,
+                });
+            }
         }
     }
     // A shared template line is edited only when every resource it renders wants the same.
@@ -176,6 +188,61 @@ pub(super) fn apply(model: &Model, chart_dir: &Path, mapping: &Mapping, drop: bo
         .map(|m| locate_manual(model, &m))
         .collect();
     out
+}
+
+/// The wants with every chain closed over the groups that will exist: when no resource of a
+/// group can be edited (all of them are manual edits), the next group depends on the one
+/// before it instead, so that the migrated chart never names a missing group (which would
+/// demote the rest of the chain to the unsequenced batch). Running the migration again after
+/// the manual edits chains the group back in.
+fn rechain(model: &Model, mapping: &Mapping, drop: bool) -> BTreeMap<DocId, super::Want> {
+    let mut wants = mapping.wants.clone();
+    let group_of = |w: &super::Want| {
+        w.set
+            .iter()
+            .find(|(k, _)| k == RESOURCE_GROUP)
+            .map(|(_, v)| v.clone())
+    };
+    let failed: BTreeSet<DocId> = wants
+        .iter()
+        .filter(|(d, w)| group_of(w).is_some() && plan_doc(model, **d, w, drop).is_err())
+        .map(|(d, _)| *d)
+        .collect();
+    if failed.is_empty() {
+        return wants;
+    }
+    for (chart, groups) in &mapping.chains {
+        let present: BTreeSet<&String> = wants
+            .iter()
+            .filter(|(d, _)| !failed.contains(d) && model.documents[**d].chart == *chart)
+            .filter_map(|(d, w)| {
+                let g = group_of(w)?;
+                groups.iter().find(|x| **x == g).map(|_| (d, g))
+            })
+            .filter_map(|(_, g)| groups.iter().find(|x| **x == g))
+            .collect();
+        for (d, w) in &mut wants {
+            if failed.contains(d) || model.documents[*d].chart != *chart {
+                continue;
+            }
+            let Some(own) = group_of(w) else { continue };
+            let Some(index) = groups.iter().position(|g| *g == own) else {
+                continue;
+            };
+            let previous = groups[..index].iter().rev().find(|g| present.contains(g));
+            match previous {
+                Some(p) => {
+                    for (k, v) in &mut w.set {
+                        if k == DEPENDS_ON_GROUPS {
+                            *v = super::ordinal::json_list(&[p.as_str()]);
+                        }
+                    }
+                }
+                None => w.set.retain(|(k, _)| k != DEPENDS_ON_GROUPS),
+            }
+        }
+    }
+    wants
 }
 
 /// A manual edit with its file and line.
@@ -388,11 +455,7 @@ fn plan_doc(
                 ops.push(Op {
                     file: t.file,
                     line,
-                    insert: vec![format!(
-                        "{}{key}: {}",
-                        " ".repeat(indent),
-                        scalar(value, quote)
-                    )],
+                    insert: vec![entry(indent, key, value, quote, key_quote_of(&text))],
                     remove: true,
                 });
             }
@@ -407,7 +470,7 @@ fn plan_doc(
             let quote = quote_of(&text);
             let insert = new_keys
                 .iter()
-                .map(|(k, v)| format!("{}{k}: {}", " ".repeat(indent), scalar(v, quote)))
+                .map(|(k, v)| entry(indent, k, v, quote, key_quote_of(&text)))
                 .collect();
             merge(
                 &mut ops,
@@ -525,16 +588,15 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
             line: seg[i].0,
             insert: set
                 .iter()
-                .map(|(k, v)| format!("{}{k}: {}", " ".repeat(ind), scalar(v, quote_of(next))))
+                .map(|(k, v)| entry(ind, k, v, quote_of(next), key_quote_of(next)))
                 .collect(),
             remove: false,
         })
     } else {
         let mut insert = vec![format!("{}annotations:", " ".repeat(child))];
         insert.extend(
-            set.iter().map(|(k, v)| {
-                format!("{}{k}: {}", " ".repeat(child + 2), scalar(v, Quote::Double))
-            }),
+            set.iter()
+                .map(|(k, v)| entry(child + 2, k, v, Quote::Double, Quote::Plain)),
         );
         Ok(Op {
             file,
@@ -542,6 +604,25 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
             insert,
             remove: false,
         })
+    }
+}
+
+/// One `key: value` line.
+fn entry(indent: usize, key: &str, value: &str, quote: Quote, key_quote: Quote) -> String {
+    let key = match key_quote {
+        Quote::Double => format!("\"{key}\""),
+        Quote::Single => format!("'{key}'"),
+        Quote::Plain => key.to_owned(),
+    };
+    format!("{}{key}: {}", " ".repeat(indent), scalar(value, quote))
+}
+
+/// The quoting of a `key: value` line's key.
+fn key_quote_of(line: &str) -> Quote {
+    match line.trim_start().chars().next() {
+        Some('"') => Quote::Double,
+        Some('\'') => Quote::Single,
+        _ => Quote::Plain,
     }
 }
 

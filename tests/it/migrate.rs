@@ -294,3 +294,56 @@ fn argo_sync_waves_example_groups_sync_hooks() {
         insta::assert_snapshot!("migrate_argo_sync_waves_report", report);
     });
 }
+
+/// cluster-api-operator: keys written quoted get quoted keys; a Deployment whose annotations
+/// come from values is a manual edit, the chain closes over its missing group, and the proof
+/// says what that costs (and that HIP-0025 now waits for the providers before the unsequenced
+/// operator). With its default values the same waves are Helm hooks already: nothing to do.
+#[test]
+fn argo_cluster_api_operator_manual_edit_and_hooks() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/cluster-api-operator");
+    let values = format!("{chart}/argo-values.yaml");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "-f", &values, "--from", "argo"],
+    );
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        diff.contains("+    \"helm.sh/resource-group\": \"wave-1\"\n"),
+        "{diff}"
+    );
+    // wave-0 has no member that can be edited: wave-1 depends on nothing rather than on it.
+    assert!(!diff.contains("wave-0"), "{diff}");
+    let (_, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "-f", &values, "--from", "argo", "--format", "json"],
+    );
+    let v = json(&out);
+    assert_eq!(
+        v["manual"][0]["file"],
+        "cluster-api-operator/templates/deployment.yaml"
+    );
+    assert_eq!(v["manual"][0]["snippet"], "helm.sh/resource-group: wave-0");
+    assert_eq!(v["lost"].as_array().map(Vec::len), Some(2), "{out}");
+    assert_eq!(v["stricter"].as_array().map(Vec::len), Some(2), "{out}");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_argo_cluster_api_operator_diff", diff);
+        insta::assert_snapshot!("migrate_argo_cluster_api_operator_json", out);
+    });
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[
+            &chart,
+            "--set",
+            "core.cluster-api.version=v1.7.0",
+            "--from",
+            "argo",
+        ],
+    );
+    assert_eq!((code, diff.as_str()), (0, ""), "{report}");
+    assert!(report.contains("kept: 2 ordering constraints"), "{report}");
+}
