@@ -119,6 +119,9 @@ pub struct Mapping {
     pub lost: Vec<Lost>,
     /// The group chain made for each chart level, for the report.
     pub chains: Vec<(model::ChartId, Vec<String>)>,
+    /// Ordering constraints of the source tool that its plan does not draw (werf's manual
+    /// dependencies): (before, after), checked by the proof like the plan's own.
+    pub constraints: Vec<(DocId, DocId)>,
 }
 
 impl Mapping {

@@ -348,6 +348,9 @@ pub(super) fn prove(
             }
         }
     }
+    for &(a, b) in &mapping.constraints {
+        check(a, b, &mut proof);
+    }
     proof.lost.extend(mapping.lost.iter().cloned());
 
     // Waits HIP-0025 adds: Argo CD does not wait for its last wave (werf waits for everything).

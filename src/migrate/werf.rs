@@ -127,7 +127,48 @@ pub fn map(model: &Model, _plan: &Plan) -> Mapping {
         }
     }
     ordinal::chain(model, &entries, "weight", &mut mapping);
+    manual_dependencies(model, &mut mapping);
     mapping
+}
+
+/// werf's manual dependencies as constraints for the proof: nelm ties each to the first
+/// resource of the install stage that matches (its own first-match rule).
+fn manual_dependencies(model: &Model, mapping: &mut Mapping) {
+    let installed: Vec<DocId> = (0..model.documents.len())
+        .filter(|&d| {
+            model
+                .resource(d)
+                .is_some_and(|r| r.werf.stages.contains(&Stage::Install))
+        })
+        .collect();
+    for &doc in &installed {
+        let Some(r) = model.resource(doc) else {
+            continue;
+        };
+        for a in &r.annotations {
+            let value = a.value.as_str().unwrap_or_default().trim();
+            let target = if a.key.starts_with("werf.io/deploy-dependency-") {
+                properties_target(value)
+            } else if a.key.ends_with(".dependency.werf.io") && !a.key.contains(EXTERNAL) {
+                external_target(value)
+            } else {
+                continue;
+            };
+            let group = crate::model::kinds::api_group(&target.api_version);
+            let found = installed.iter().copied().find(|&t| {
+                t != doc
+                    && model.resource(t).is_some_and(|c| {
+                        (target.kind.is_empty() || c.id.kind == target.kind)
+                            && (target.name.is_empty() || c.id.name == target.name)
+                            && (target.namespace.is_none() || c.id.namespace == target.namespace)
+                            && (target.api_version.is_empty() || c.id.group == group)
+                    })
+            });
+            if let Some(t) = found {
+                mapping.constraints.push((t, doc));
+            }
+        }
+    }
 }
 
 /// External and delete dependencies: HIP-0025 can say neither.
