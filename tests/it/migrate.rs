@@ -130,12 +130,13 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
     assert_eq!(code, 1);
     let v = json(&out);
     let lost = reasons(&v, "lost");
-    assert_eq!(lost.len(), 4, "{out}");
+    assert_eq!(lost.len(), 5, "{out}");
+    // Two weights, and the sub-subchart's deploy-dependency on its parent's Deployment.
     assert_eq!(
         lost.iter()
             .filter(|r| r.contains("cross-subchart inversion"))
             .count(),
-        2,
+        3,
         "{out}"
     );
     assert_eq!(
