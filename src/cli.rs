@@ -64,8 +64,8 @@ pub enum Command {
     /// List releases (Helm's and chartseq's), as `helm list` does.
     #[cfg(feature = "apply")]
     List(ListArgs),
-    /// Move a chart's ordering from werf or Argo CD annotations to HIP-0025: a patch of its
-    /// templates and a proof of which constraints the new order keeps.
+    /// Move a chart's ordering from werf, Argo CD, KOTS or draft-HIP annotations to HIP-0025:
+    /// a patch of its templates and a proof of which constraints the new order keeps.
     Migrate(MigrateArgs),
 }
 
@@ -721,6 +721,10 @@ pub enum FromArg {
     Werf,
     /// Argo CD sync waves and hooks.
     Argo,
+    /// KOTS creation phases and waits.
+    Kots,
+    /// The draft HIP's keys (helm.sh/layer, helm.sh/weight, ...).
+    Draft,
     /// Whichever the chart's annotations name.
     Auto,
 }
@@ -755,8 +759,10 @@ impl MigrateArgs {
         crate::migrate::Settings {
             input: self.input.to_input(),
             from: match self.from {
-                FromArg::Werf => Some(crate::plan::Dialect::Werf),
-                FromArg::Argo => Some(crate::plan::Dialect::Argo),
+                FromArg::Werf => Some(crate::migrate::Source::Werf),
+                FromArg::Argo => Some(crate::migrate::Source::Argo),
+                FromArg::Kots => Some(crate::migrate::Source::Kots),
+                FromArg::Draft => Some(crate::migrate::Source::Draft),
                 FromArg::Auto => None,
             },
             write: self.write,

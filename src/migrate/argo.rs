@@ -89,8 +89,14 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
             }
             continue;
         }
-        // A PreSync or PostSync hook: a Helm hook, weighted by its wave.
-        if r.hook.is_some() {
+        // A PreSync or PostSync hook: a Helm hook, weighted by its wave. A Helm hook already
+        // keeps its events; its weight becomes the wave Argo ordered it by.
+        if let Some(hook) = &r.hook {
+            if hook.weight != wave {
+                let want = mapping.want(doc);
+                want.anchor = anchor(model, doc);
+                want.set.push((HOOK_WEIGHT.to_owned(), wave.to_string()));
+            }
             continue;
         }
         let events = if phase == Phase::PreSync {

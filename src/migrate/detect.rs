@@ -1,13 +1,14 @@
 //! `--from auto`: which tool's ordering annotations a chart carries.
 //!
 //! A minimal reader of annotation key prefixes, kept apart so that a shared detection
-//! function can replace it: werf (`werf.io/`, `….werf.io`), Argo CD (`argocd.argoproj.io/`).
+//! function can replace it: werf (`werf.io/`, `….werf.io`), Argo CD (`argocd.argoproj.io/`),
+//! KOTS (`kots.io/`), the draft HIP's keys.
 //! Tools chartseq cannot migrate from yet are named so that the user is not told "nothing to
 //! migrate" about a chart that has something.
 
+use super::Source as Dialect;
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::plan::Dialect;
 
 /// The dialect of a key, or the name of a tool not migrated yet.
 fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
@@ -25,8 +26,8 @@ fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
     if key.starts_with("kapp.k14s.io/change-") {
         return Some(Err("kapp"));
     }
-    if key.starts_with("kots.io/creation-phase") || key.starts_with("kots.io/wait-for-") {
-        return Some(Err("kots"));
+    if key == "kots.io/creation-phase" || key.starts_with("kots.io/wait-for-") {
+        return Some(Ok(Dialect::Kots));
     }
     if matches!(
         key,
@@ -34,10 +35,13 @@ fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
             | "helm.sh/dependson/layer"
             | "helm.sh/depends-on/layer"
             | "helm.sh/depends-on/layers"
+            | "helm.sh/dependson/chart"
+            | "helm.sh/depends-on/chart"
+            | "helm.sh/depends-on/charts"
             | "helm.sh/weight"
             | "helm.sh/resource-ready"
     ) {
-        return Some(Err("draft"));
+        return Some(Ok(Dialect::Draft));
     }
     None
 }

@@ -462,6 +462,8 @@ fn plan_doc(
             None => new_keys.push((key.clone(), value.clone())),
         }
     }
+    // Groups first, then readiness, then hooks: the order a person reads them in.
+    new_keys.sort_by_key(|(k, _)| key_rank(k));
     if !new_keys.is_empty() {
         let snippet = snippet_of(&new_keys);
         if let Some(anchor) = want.anchor {
@@ -605,6 +607,22 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
             remove: false,
         })
     }
+}
+
+/// Where a new annotation goes among the others a resource gets.
+fn key_rank(key: &str) -> usize {
+    [
+        RESOURCE_GROUP,
+        DEPENDS_ON_GROUPS,
+        crate::model::annotations::READINESS_SUCCESS,
+        crate::model::annotations::READINESS_FAILURE,
+        crate::model::annotations::HOOK,
+        crate::model::annotations::HOOK_WEIGHT,
+        crate::model::annotations::HOOK_DELETE_POLICY,
+    ]
+    .iter()
+    .position(|k| *k == key)
+    .unwrap_or(usize::MAX)
 }
 
 /// One `key: value` line.

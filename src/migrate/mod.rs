@@ -11,7 +11,9 @@
 
 pub mod argo;
 pub mod detect;
+pub mod draft;
 mod edit;
+pub mod kots;
 pub mod ordinal;
 pub mod output;
 mod proof;
@@ -25,13 +27,56 @@ use crate::model::{self, DocId, Input, InputTarget, Model, ResourceId};
 use crate::plan::{self, Dialect};
 use crate::source::Loc;
 
+/// The tool a chart's ordering is migrated from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    Werf,
+    Argo,
+    Kots,
+    /// The draft HIP's keys (`helm.sh/layer`, `helm.sh/weight`, …).
+    Draft,
+}
+
+impl Source {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Werf => "werf",
+            Source::Argo => "argo",
+            Source::Kots => "kots",
+            Source::Draft => "draft",
+        }
+    }
+
+    #[must_use]
+    pub fn tool(self) -> &'static str {
+        match self {
+            Source::Werf => "werf",
+            Source::Argo => "Argo CD",
+            Source::Kots => "KOTS",
+            Source::Draft => "the draft HIP",
+        }
+    }
+
+    /// The planner that draws the tool's order, when chartseq has one; the other sources
+    /// state their constraints in [`Mapping::constraints`].
+    #[must_use]
+    pub fn dialect(self) -> Option<Dialect> {
+        match self {
+            Source::Werf => Some(Dialect::Werf),
+            Source::Argo => Some(Dialect::Argo),
+            Source::Kots | Source::Draft => None,
+        }
+    }
+}
+
 /// What `chartseq migrate` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Settings {
     /// The chart (a directory): rendering flags as for every command.
     pub input: Input,
-    /// The source dialect; `None` detects it ([`detect::detect`]).
-    pub from: Option<Dialect>,
+    /// The source tool; `None` detects it ([`detect::detect`]).
+    pub from: Option<Source>,
     /// Write the edits into the chart.
     pub write: bool,
     /// Remove the source annotations the migration carried over.
@@ -120,8 +165,11 @@ pub struct Mapping {
     /// The group chain made for each chart level, for the report.
     pub chains: Vec<(model::ChartId, Vec<String>)>,
     /// Ordering constraints of the source tool that its plan does not draw (werf's manual
-    /// dependencies): (before, after), checked by the proof like the plan's own.
+    /// dependencies; every constraint of a tool chartseq has no planner for): (before,
+    /// after), checked by the proof like the plan's own.
     pub constraints: Vec<(DocId, DocId)>,
+    /// Waits HIP-0025 adds that the mapping knows of (KOTS waits only where annotated).
+    pub stricter: Vec<Stricter>,
 }
 
 impl Mapping {
@@ -164,8 +212,8 @@ pub struct Proof {
 /// The result of a migration.
 #[derive(Clone, Debug)]
 pub struct Migration {
-    /// The source dialect; `None` when detection found no foreign ordering annotations.
-    pub from: Option<Dialect>,
+    /// The source tool; `None` when detection found no foreign ordering annotations.
+    pub from: Option<Source>,
     pub edits: Vec<FileEdit>,
     pub manual: Vec<ManualEdit>,
     /// A unified diff of every edited file (paths relative to the chart directory).
@@ -216,23 +264,23 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
             }
         },
     };
-    let source_plan = plan::plan_in(&model, from).map_err(|e| {
-        let mut text = Vec::new();
-        let _ = plan::output::write_plan_error(&mut text, &model, &e);
-        Error::new(format!(
-            "{} refuses this chart's order, so there is nothing faithful to migrate",
-            from.tool()
-        ))
-        .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
-    })?;
+    let source_plan = match from.dialect() {
+        Some(dialect) => plan::plan_in(&model, dialect).map_err(|e| {
+            let mut text = Vec::new();
+            let _ = plan::output::write_plan_error(&mut text, &model, &e);
+            Error::new(format!(
+                "{} refuses this chart's order, so there is nothing faithful to migrate",
+                from.tool()
+            ))
+            .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
+        })?,
+        None => plan::Plan::default(),
+    };
     let mapping = match from {
-        Dialect::Argo => argo::map(&model, &source_plan),
-        Dialect::Werf => werf::map(&model, &source_plan),
-        Dialect::Hip => {
-            return Err(Error::new(
-                "--from names the tool the chart's order comes from; HIP-0025 is the target",
-            ));
-        }
+        Source::Argo => argo::map(&model, &source_plan),
+        Source::Werf => werf::map(&model, &source_plan),
+        Source::Kots => kots::map(&model),
+        Source::Draft => draft::map(&model),
     };
     let mut mapping = mapping;
     for (doc, d) in model.documents.iter().enumerate() {

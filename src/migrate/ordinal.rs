@@ -43,10 +43,15 @@ pub fn group_name(prefix: &str, ordinal: i64) -> String {
 /// `["a"]`: a JSON array inside a string, as HIP-0025 reads list annotations.
 #[must_use]
 pub fn json_list(names: &[&str]) -> String {
-    serde_json::to_string(names).unwrap_or_else(|_| "[]".to_owned())
+    let items: Vec<String> = names
+        .iter()
+        .map(|n| serde_json::to_string(n).unwrap_or_default())
+        .collect();
+    format!("[{}]", items.join(", "))
 }
 
-/// Assigns the groups of every level that uses two or more ordinals.
+/// Assigns the groups of every level that uses two or more ordinals; Jobs in a group others
+/// wait for get completion readiness.
 pub fn chain(model: &Model, entries: &[Entry], prefix: &str, mapping: &mut Mapping) {
     let mut by_level: BTreeMap<ChartId, Vec<&Entry>> = BTreeMap::new();
     for e in entries {
@@ -60,36 +65,52 @@ pub fn chain(model: &Model, entries: &[Entry], prefix: &str, mapping: &mut Mappi
         if ordinals.len() < 2 {
             continue;
         }
-        let groups: Vec<(i64, String)> = ordinals
+        let first = ordinals.first().copied().unwrap_or_default();
+        let groups: Vec<(String, Vec<&Entry>)> = ordinals
             .iter()
-            .map(|&o| (o, group_name(prefix, o)))
+            .map(|&o| {
+                let members = level
+                    .iter()
+                    .copied()
+                    .filter(|e| e.ordinal.unwrap_or(first) == o)
+                    .collect();
+                (group_name(prefix, o), members)
+            })
             .collect();
-        let last = groups.len() - 1;
-        for e in level {
-            let index = e
-                .ordinal
-                .and_then(|o| groups.iter().position(|(g, _)| *g == o))
-                .unwrap_or(0);
+        assign(model, chart, &groups, true, mapping);
+    }
+}
+
+/// Puts each member in its group, each group depending on the one before it.
+pub fn assign(
+    model: &Model,
+    chart: ChartId,
+    groups: &[(String, Vec<&Entry>)],
+    jobs_complete: bool,
+    mapping: &mut Mapping,
+) {
+    let last = groups.len().saturating_sub(1);
+    for (index, (name, members)) in groups.iter().enumerate() {
+        for e in members {
             let want = mapping.want(e.doc);
             if want.anchor.is_none() {
                 want.anchor = e.anchor;
             }
-            want.set
-                .push((RESOURCE_GROUP.to_owned(), groups[index].1.clone()));
+            want.set.push((RESOURCE_GROUP.to_owned(), name.clone()));
             if index > 0 {
                 want.set.push((
                     DEPENDS_ON_GROUPS.to_owned(),
-                    json_list(&[groups[index - 1].1.as_str()]),
+                    json_list(&[groups[index - 1].0.as_str()]),
                 ));
             }
-            if index < last {
+            if jobs_complete && index < last {
                 job_readiness(model, e.doc, &mut want.set);
             }
         }
-        mapping
-            .chains
-            .push((chart, groups.into_iter().map(|(_, g)| g).collect()));
     }
+    mapping
+        .chains
+        .push((chart, groups.iter().map(|(g, _)| g.clone()).collect()));
 }
 
 /// Completion readiness for a Job others wait for, unless it states its own.
@@ -118,6 +139,7 @@ mod tests {
         assert_eq!(group_name("weight", 10), "weight-10");
         assert_eq!(group_name("phase", i64::MIN), "phase-n9223372036854775808");
         assert_eq!(json_list(&["wave-0"]), r#"["wave-0"]"#);
+        assert_eq!(json_list(&["db", "queue"]), r#"["db", "queue"]"#);
     }
 
     #[test]

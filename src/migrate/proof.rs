@@ -12,13 +12,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::Source;
 use super::edit::Edited;
 use super::{Lost, Mapping, Proof, Res, Stricter};
 use crate::error::{Error, Result};
 use crate::lint::locate::template_loc;
 use crate::model::{self, DocId, Input, InputTarget, Model, ResourceId};
 use crate::plan::graph::StepGraph;
-use crate::plan::{self, Dialect, Plan};
+use crate::plan::{self, Plan};
 
 /// Where a resource sits in Helm's install.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -265,7 +266,7 @@ fn copy_tree(from: &Path, to: &Path, depth: usize, budget: &mut usize) -> Result
 pub(super) fn prove(
     model: &Model,
     source: &Plan,
-    from: Dialect,
+    from: Source,
     chart_dir: &Path,
     edited: &Edited,
     input: &Input,
@@ -354,7 +355,8 @@ pub(super) fn prove(
     proof.lost.extend(mapping.lost.iter().cloned());
 
     // Waits HIP-0025 adds: Argo CD does not wait for its last wave (werf waits for everything).
-    if from == Dialect::Argo {
+    proof.stricter.extend(mapping.stricter.iter().cloned());
+    if from == Source::Argo {
         let waited: BTreeSet<usize> = source
             .steps
             .iter()

@@ -198,6 +198,8 @@ fn migrated_charts_are_idempotent_and_lint_clean() {
         ("migrate/argo/operators-installer", "argo", 0, 0),
         ("migrate/argo/sync-waves", "argo", 0, 1),
         ("migrate/werf/complex", "werf", 1, 0),
+        ("migrate/kots/phases", "kots", 1, 0),
+        ("migrate/draft/layers", "draft", 1, 0),
     ] {
         let (tmp, chart) = copy(rel);
         let before = lint_errors(&helm, tmp.path(), &chart);
@@ -347,4 +349,91 @@ fn argo_cluster_api_operator_manual_edit_and_hooks() {
     );
     assert_eq!((code, diff.as_str()), (0, ""), "{report}");
     assert!(report.contains("kept: 2 ordering constraints"), "{report}");
+}
+
+/// KOTS: phases become a chain, split after the waited `StatefulSet` (KOTS holds back what it
+/// applies after it); one `.status` property pair becomes a readiness pair and the AND-ed
+/// second pair is lost, as is the deletion phase; waits KOTS never made are stricter.
+#[test]
+fn kots_phases_split_after_waits() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/kots/phases");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "kots"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report.contains(
+            "phases: phase-n1 -> phase-0 -> phase-0-after-database -> phase-1 -> phase-2"
+        ),
+        "{report}"
+    );
+    assert!(
+        diff.contains("+    helm.sh/resource-group: 'phase-0'\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+    helm.sh/readiness-success: '[\"{.status.ready} == true\"]'"),
+        "{diff}"
+    );
+    let (_, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "kots", "--format", "json"],
+    );
+    let v = json(&out);
+    let lost = reasons(&v, "lost");
+    assert_eq!(lost.len(), 2, "{out}");
+    assert!(lost.iter().any(|r| r.contains("kots.io/deletion-phase")));
+    assert!(
+        lost.iter()
+            .any(|r| r.contains("only `.status.ready=true` is kept"))
+    );
+    let stricter: Vec<&str> = v["stricter"]
+        .as_array()
+        .expect("stricter")
+        .iter()
+        .filter_map(|s| s["resource"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        stricter,
+        ["tasks.example.com", "database", "migrate"],
+        "{out}"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_kots_phases_diff", diff);
+        insta::assert_snapshot!("migrate_kots_phases_report", report);
+    });
+}
+
+/// The draft HIP: keys renamed, list values rewritten as JSON arrays in strings (a
+/// comma-separated string included), `resource-ready` as a readiness pair; the per-resource
+/// timeout is lost; `--drop-source-annotations` removes the superseded keys it carried over.
+#[test]
+fn draft_keys_are_renamed_and_rewritten() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/draft/layers");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "draft", "--drop-source-annotations"],
+    );
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        diff.contains("+    helm.sh/depends-on/resource-groups: '[\"migrate\", \"queue\"]'"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+    helm.sh/readiness-success: '[\"{.succeeded} == 1\"]'"),
+        "{diff}"
+    );
+    assert!(diff.contains("-    helm.sh/layer: app"), "{diff}");
+    // Not carried over, so kept: HIP-0025 has no per-resource timeout.
+    assert!(!diff.contains("-    helm.sh/readiness-timeout"), "{diff}");
+    assert!(report.contains("kept: 3 ordering constraints"), "{report}");
+    assert!(
+        report.contains("helm.sh/readiness-timeout: HIP-0025 has one --readiness-timeout"),
+        "{report}"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_draft_layers_diff", diff);
+    });
 }

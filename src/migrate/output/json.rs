@@ -20,7 +20,7 @@ fn res(r: &Res) -> Value {
 pub fn write(out: &mut dyn Write, m: &Migration) -> io::Result<()> {
     let value = json!({
         "version": 1,
-        "from": m.from.map(crate::plan::Dialect::name),
+        "from": m.from.map(crate::migrate::Source::name),
         "edits": m.edits.iter().map(|e| json!({
             "file": e.file,
             "line": e.line,

@@ -66,7 +66,11 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
     writeln!(out, "  kept: {} ordering constraints", m.proof.kept)?;
     writeln!(out, "  lost: {}", m.proof.lost.len())?;
     for l in &m.proof.lost {
-        writeln!(out, "    {} before {}: {}", l.before, l.after, l.reason)?;
+        if l.before == l.after {
+            writeln!(out, "    {}: {}", l.before, l.reason)?;
+        } else {
+            writeln!(out, "    {} before {}: {}", l.before, l.after, l.reason)?;
+        }
     }
     writeln!(out, "  stricter: {}", m.proof.stricter.len())?;
     for s in &m.proof.stricter {
