@@ -64,7 +64,7 @@ pub enum Command {
     /// List releases (Helm's and chartseq's), as `helm list` does.
     #[cfg(feature = "apply")]
     List(ListArgs),
-    /// Move a chart's ordering from werf, Argo CD, KOTS or draft-HIP annotations to HIP-0025:
+    /// Move a chart's ordering from werf, Argo CD, kapp, KOTS or draft-HIP annotations to HIP-0025:
     /// a patch of its templates and a proof of which constraints the new order keeps.
     Migrate(MigrateArgs),
 }
@@ -721,6 +721,8 @@ pub enum FromArg {
     Werf,
     /// Argo CD sync waves and hooks.
     Argo,
+    /// kapp change groups and rules.
+    Kapp,
     /// KOTS creation phases and waits.
     Kots,
     /// The draft HIP's keys (helm.sh/layer, helm.sh/weight, ...).
@@ -761,6 +763,7 @@ impl MigrateArgs {
             from: match self.from {
                 FromArg::Werf => Some(crate::migrate::Source::Werf),
                 FromArg::Argo => Some(crate::migrate::Source::Argo),
+                FromArg::Kapp => Some(crate::migrate::Source::Kapp),
                 FromArg::Kots => Some(crate::migrate::Source::Kots),
                 FromArg::Draft => Some(crate::migrate::Source::Draft),
                 FromArg::Auto => None,

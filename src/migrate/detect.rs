@@ -2,7 +2,7 @@
 //!
 //! A minimal reader of annotation key prefixes, kept apart so that a shared detection
 //! function can replace it: werf (`werf.io/`, `….werf.io`), Argo CD (`argocd.argoproj.io/`),
-//! KOTS (`kots.io/`), the draft HIP's keys.
+//! kapp (`kapp.k14s.io/`), KOTS (`kots.io/`), the draft HIP's keys.
 //! Tools chartseq cannot migrate from yet are named so that the user is not told "nothing to
 //! migrate" about a chart that has something.
 
@@ -23,8 +23,8 @@ fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
     {
         return Some(Ok(Dialect::Werf));
     }
-    if key.starts_with("kapp.k14s.io/change-") {
-        return Some(Err("kapp"));
+    if key.starts_with("kapp.k14s.io/change-") || key == "kapp.k14s.io/exists" {
+        return Some(Ok(Dialect::Kapp));
     }
     if key == "kots.io/creation-phase" || key.starts_with("kots.io/wait-for-") {
         return Some(Ok(Dialect::Kots));
@@ -91,7 +91,10 @@ mod tests {
         );
         assert_eq!(tool_of("werf.io/weight"), Some(Ok(Dialect::Werf)));
         assert_eq!(tool_of("db.dependency.werf.io"), Some(Ok(Dialect::Werf)));
-        assert_eq!(tool_of("kapp.k14s.io/change-group"), Some(Err("kapp")));
+        assert_eq!(
+            tool_of("kapp.k14s.io/change-group"),
+            Some(Ok(Dialect::Kapp))
+        );
         assert_eq!(tool_of("helm.sh/resource-group"), None);
         assert_eq!(tool_of("argocd.argoproj.io/sync-options"), None);
     }

@@ -13,6 +13,7 @@ pub mod argo;
 pub mod detect;
 pub mod draft;
 mod edit;
+pub mod kapp;
 pub mod kots;
 pub mod ordinal;
 pub mod output;
@@ -32,6 +33,7 @@ use crate::source::Loc;
 pub enum Source {
     Werf,
     Argo,
+    Kapp,
     Kots,
     /// The draft HIP's keys (`helm.sh/layer`, `helm.sh/weight`, …).
     Draft,
@@ -43,6 +45,7 @@ impl Source {
         match self {
             Source::Werf => "werf",
             Source::Argo => "argo",
+            Source::Kapp => "kapp",
             Source::Kots => "kots",
             Source::Draft => "draft",
         }
@@ -53,6 +56,7 @@ impl Source {
         match self {
             Source::Werf => "werf",
             Source::Argo => "Argo CD",
+            Source::Kapp => "kapp",
             Source::Kots => "KOTS",
             Source::Draft => "the draft HIP",
         }
@@ -65,7 +69,7 @@ impl Source {
         match self {
             Source::Werf => Some(Dialect::Werf),
             Source::Argo => Some(Dialect::Argo),
-            Source::Kots | Source::Draft => None,
+            Source::Kapp | Source::Kots | Source::Draft => None,
         }
     }
 }
@@ -279,6 +283,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     let mapping = match from {
         Source::Argo => argo::map(&model, &source_plan),
         Source::Werf => werf::map(&model, &source_plan),
+        Source::Kapp => kapp::map(&model),
         Source::Kots => kots::map(&model),
         Source::Draft => draft::map(&model),
     };

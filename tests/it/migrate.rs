@@ -200,6 +200,7 @@ fn migrated_charts_are_idempotent_and_lint_clean() {
         ("migrate/werf/complex", "werf", 1, 0),
         ("migrate/kots/phases", "kots", 1, 0),
         ("migrate/draft/layers", "draft", 1, 0),
+        ("migrate/kapp/kontinuous", "kapp", 1, 0),
     ] {
         let (tmp, chart) = copy(rel);
         let before = lint_errors(&helm, tmp.path(), &chart);
@@ -435,5 +436,40 @@ fn draft_keys_are_renamed_and_rewritten() {
     );
     snapshot_settings().bind(|| {
         insta::assert_snapshot!("migrate_draft_layers_diff", diff);
+    });
+}
+
+/// kapp as kontinuous uses it: one group per equivalence class, a DAG from the upsert rules,
+/// the unannotated `ConfigMap` (which kapp's default rules apply first) in `kapp-defaults`, the
+/// gating Job with completion readiness; `exists` is lost.
+#[test]
+fn kapp_rules_become_a_dag_of_classes() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/kapp/kontinuous");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "kapp"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(diff.contains(
+        "+    helm.sh/depends-on/resource-groups: '[\"kapp-defaults\", \"kapp-kontinuous-migrate\"]'"
+    ), "{diff}");
+    assert!(
+        diff.contains("+    helm.sh/resource-group: kapp-kontinuous-pg"),
+        "{diff}"
+    );
+    assert_eq!(
+        diff.matches("helm.sh/readiness-success").count(),
+        1,
+        "{diff}"
+    );
+    assert!(report.contains("kept: 2 ordering constraints"), "{report}");
+    assert!(report.contains("kapp.k14s.io/exists"), "{report}");
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "auto", "--format", "json"],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(json(&out)["from"], "kapp");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_kapp_kontinuous_diff", diff);
     });
 }

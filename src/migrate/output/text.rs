@@ -25,9 +25,15 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
         from.name()
     )?;
     if !m.chains.is_empty() {
-        writeln!(out, "Groups, in order, per chart level:")?;
+        // Ordinal dialects make chains; kapp's classes form a DAG.
+        let (title, sep) = if from == crate::migrate::Source::Kapp {
+            ("Groups per chart level:", ", ")
+        } else {
+            ("Groups, in order, per chart level:", " -> ")
+        };
+        writeln!(out, "{title}")?;
         for (level, groups) in &m.chains {
-            writeln!(out, "  {level}: {}", groups.join(" -> "))?;
+            writeln!(out, "  {level}: {}", groups.join(sep))?;
         }
     }
     let added: usize = m.edits.iter().map(|e| e.added.len()).sum();
