@@ -3,17 +3,15 @@
 //! A minimal reader of annotation key prefixes, kept apart so that a shared detection
 //! function can replace it: werf (`werf.io/`, `….werf.io`), Argo CD (`argocd.argoproj.io/`),
 //! kapp (`kapp.k14s.io/`), KOTS (`kots.io/`), the draft HIP's keys.
-//! Tools chartseq cannot migrate from yet are named so that the user is not told "nothing to
-//! migrate" about a chart that has something.
 
-use super::Source as Dialect;
+use super::Source;
 use crate::error::{Error, Result};
 use crate::model::Model;
 
-/// The dialect of a key, or the name of a tool not migrated yet.
-fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
+/// The tool whose ordering annotation a key is.
+fn tool_of(key: &str) -> Option<Source> {
     if key == "argocd.argoproj.io/sync-wave" || key == "argocd.argoproj.io/hook" {
-        return Some(Ok(Dialect::Argo));
+        return Some(Source::Argo);
     }
     if key == "werf.io/weight"
         || key == "werf.io/deploy-on"
@@ -21,13 +19,13 @@ fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
         || key.ends_with(".dependency.werf.io")
         || key.contains(".external-dependency.werf.io")
     {
-        return Some(Ok(Dialect::Werf));
+        return Some(Source::Werf);
     }
     if key.starts_with("kapp.k14s.io/change-") || key == "kapp.k14s.io/exists" {
-        return Some(Ok(Dialect::Kapp));
+        return Some(Source::Kapp);
     }
     if key == "kots.io/creation-phase" || key.starts_with("kots.io/wait-for-") {
-        return Some(Ok(Dialect::Kots));
+        return Some(Source::Kots);
     }
     if matches!(
         key,
@@ -41,15 +39,15 @@ fn tool_of(key: &str) -> Option<Result<Dialect, &'static str>> {
             | "helm.sh/weight"
             | "helm.sh/resource-ready"
     ) {
-        return Some(Ok(Dialect::Draft));
+        return Some(Source::Draft);
     }
     None
 }
 
 /// The one dialect whose ordering annotations the chart carries; `None` when it carries none.
 /// Several dialects at once is an error: the user must pick one with `--from`.
-pub fn detect(model: &Model) -> Result<Option<Dialect>> {
-    let mut found: Vec<Result<Dialect, &'static str>> = Vec::new();
+pub fn detect(model: &Model) -> Result<Option<Source>> {
+    let mut found: Vec<Source> = Vec::new();
     for doc in 0..model.documents.len() {
         let Some(r) = model.resource(doc) else {
             continue;
@@ -62,19 +60,16 @@ pub fn detect(model: &Model) -> Result<Option<Dialect>> {
             }
         }
     }
-    let name = |t: &Result<Dialect, &'static str>| match t {
-        Ok(d) => d.name(),
-        Err(n) => n,
-    };
     match found.as_slice() {
         [] => Ok(None),
-        [Ok(d)] => Ok(Some(*d)),
-        [Err(n)] => Err(Error::new(format!(
-            "the chart is ordered with {n} annotations, which migrate cannot read yet"
-        ))),
+        [d] => Ok(Some(*d)),
         several => Err(Error::new(format!(
             "the chart carries ordering annotations of several tools ({}): pick one with --from",
-            several.iter().map(name).collect::<Vec<_>>().join(", ")
+            several
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }
@@ -85,16 +80,10 @@ mod tests {
 
     #[test]
     fn keys_name_their_tool() {
-        assert_eq!(
-            tool_of("argocd.argoproj.io/sync-wave"),
-            Some(Ok(Dialect::Argo))
-        );
-        assert_eq!(tool_of("werf.io/weight"), Some(Ok(Dialect::Werf)));
-        assert_eq!(tool_of("db.dependency.werf.io"), Some(Ok(Dialect::Werf)));
-        assert_eq!(
-            tool_of("kapp.k14s.io/change-group"),
-            Some(Ok(Dialect::Kapp))
-        );
+        assert_eq!(tool_of("argocd.argoproj.io/sync-wave"), Some(Source::Argo));
+        assert_eq!(tool_of("werf.io/weight"), Some(Source::Werf));
+        assert_eq!(tool_of("db.dependency.werf.io"), Some(Source::Werf));
+        assert_eq!(tool_of("kapp.k14s.io/change-group"), Some(Source::Kapp));
         assert_eq!(tool_of("helm.sh/resource-group"), None);
         assert_eq!(tool_of("argocd.argoproj.io/sync-options"), None);
     }
