@@ -8,7 +8,8 @@
 # directory with a Chart.yaml that is not a vendored subchart), INPUT_VALUES (values files for
 # every chart), INPUT_SET (`--set` values, one KEY=VAL per line), INPUT_NAMESPACE,
 # INPUT_ARGS (more `chartseq lint` arguments), INPUT_FAIL_ON (error|warning|info|never),
-# INPUT_SARIF (path, empty to skip). CHARTSEQ names the binary (default: chartseq on PATH).
+# INPUT_SARIF (path, empty to skip), INPUT_VALUES_MATRIX (`true`: `--values-matrix`). CHARTSEQ
+# names the binary (default: chartseq on PATH).
 # A chart with `ci/*-values.yaml` files (chart-testing's convention) is linted once per file,
 # each finding naming its file. One `chartseq lint` run renders each chart once and writes
 # annotations, summary and SARIF together.
@@ -57,6 +58,9 @@ if [ "${#charts[@]}" = 0 ]; then
 fi
 
 args=(--ci-values)
+if [ "${INPUT_VALUES_MATRIX:-false}" = "true" ]; then
+  args+=(--values-matrix)
+fi
 for file in ${value_files[@]+"${value_files[@]}"}; do
   args+=(-f "$file")
 done

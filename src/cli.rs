@@ -167,6 +167,14 @@ pub struct LintArgs {
     /// linted once.
     #[arg(long = "ci-values")]
     pub ci_values: bool,
+    /// Lint each chart under its default values, each `ci/*-values.yaml` file, and each
+    /// subchart condition or tag flipped from its default one at a time; each finding is
+    /// reported once, saying which value sets it appears under.
+    #[arg(long = "values-matrix")]
+    pub values_matrix: bool,
+    /// The most renderings one chart's values matrix may run.
+    #[arg(long = "values-matrix-max", value_name = "N", default_value_t = commands::lint::VALUES_MATRIX_MAX, requires = "values_matrix")]
+    pub values_matrix_max: usize,
 }
 
 /// `FORMAT=FILE` of `--also-report`.
@@ -237,6 +245,7 @@ impl LintArgs {
                 .map(|(f, p)| (f.format(), p.clone()))
                 .collect(),
             ci_values: self.ci_values,
+            values_matrix: self.values_matrix.then_some(self.values_matrix_max),
             output: self.output.clone(),
             fail_on: match self.fail_on {
                 FailOnArg::Error => Some(Severity::Error),
@@ -427,6 +436,10 @@ pub struct ApplyArgs {
     /// Server-side dry run of every apply; prints the plan, changes nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// With --dry-run: what the run would do to each object, in plan order (create, update
+    /// with the changed fields, unchanged, prune), from server-side dry runs.
+    #[arg(long, requires = "dry_run")]
+    pub diff: bool,
     /// Take over fields other field managers own.
     #[arg(long = "force-conflicts")]
     pub force_conflicts: bool,
@@ -561,6 +574,7 @@ impl ApplyArgs {
             )?,
             atomic: self.atomic,
             dry_run: self.dry_run,
+            diff: self.diff,
             force_conflicts: self.force_conflicts,
             take_ownership: self.take_ownership,
             create_namespace: self.create_namespace,
@@ -671,14 +685,24 @@ pub enum DialectArg {
     Argo,
     /// werf/nelm stages and weights.
     Werf,
+    /// KOTS creation phases.
+    Kots,
+    /// The draft sequencing HIP's layers and weights.
+    Draft,
+    /// The dialect whose annotations the chart carries (HIP-0025 when none).
+    Auto,
 }
 
 impl DialectArg {
-    fn dialect(self) -> crate::plan::Dialect {
+    fn choice(self) -> crate::plan::detect::Choice {
+        use crate::plan::{Dialect, detect::Choice};
         match self {
-            DialectArg::Hip => crate::plan::Dialect::Hip,
-            DialectArg::Argo => crate::plan::Dialect::Argo,
-            DialectArg::Werf => crate::plan::Dialect::Werf,
+            DialectArg::Hip => Dialect::Hip.into(),
+            DialectArg::Argo => Dialect::Argo.into(),
+            DialectArg::Werf => Dialect::Werf.into(),
+            DialectArg::Kots => Dialect::Kots.into(),
+            DialectArg::Draft => Dialect::Draft.into(),
+            DialectArg::Auto => Choice::Auto,
         }
     }
 }
@@ -687,7 +711,7 @@ impl DialectArg {
 pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to plan in (not yet supported: kapp, kots, draft, auto).
+    /// Whose order to plan in (not yet supported: kapp).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Output format.
@@ -702,7 +726,7 @@ pub struct PlanArgs {
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Whose order to print the documents in (not yet supported: kapp, kots, draft, auto).
+    /// Whose order to print the documents in (not yet supported: kapp).
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
     /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
@@ -887,7 +911,7 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
-            if args.uninstall && args.dialect.dialect().release_wide() {
+            if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--uninstall is only supported with --dialect hip",
@@ -895,7 +919,7 @@ fn run(
             }
             commands::plan(
                 &args.input.to_input(),
-                args.dialect.dialect(),
+                args.dialect.choice(),
                 format,
                 args.uninstall,
                 out,
@@ -908,7 +932,7 @@ fn run(
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
                 keep_sequencing_annotations: args.keep_sequencing_annotations,
             };
-            commands::template(&input, args.dialect.dialect(), options, out, err)
+            commands::template(&input, args.dialect.choice(), options, out, err)
         }
         Command::Lint(args) => commands::lint::lint(&args.to_options(), out, err),
         Command::Explain(args) => {

@@ -318,6 +318,7 @@ pub(super) fn apply(
     if let Some(ns) = &t.namespace {
         live["metadata"]["namespace"] = json!(ns);
     }
+    super::storage::fold_string_data(&mut live, &t.ty);
     if created {
         live["metadata"]["uid"] = json!(format!("00000000-0000-4000-8000-{:012x}", st.rv + 1));
         live["metadata"]["creationTimestamp"] = json!(now_rfc3339());

@@ -107,6 +107,7 @@ pub(super) fn put(server: &Arc<Server>, t: &Target, name: &str, body: &[u8]) -> 
             m.remove("status");
         }
     }
+    fold_string_data(&mut next, &t.ty);
     if let Err(refused) = validate(&t.ty, &next) {
         return refused;
     }
@@ -330,6 +331,36 @@ pub(super) fn check_identity(t: &Target, name: &str, obj: &Value) -> Result<(), 
 }
 
 /// What the API server (not a controller) fills in at creation.
+/// A Secret's `stringData` folded into `data` (base64; a key in both takes the `stringData`
+/// value), as kube-apiserver converts it before storing: `stringData` is write-only and
+/// never read back, dry runs included.
+pub(super) fn fold_string_data(obj: &mut Value, ty: &ResourceType) {
+    if !(ty.group.is_empty() && ty.kind == "Secret") {
+        return;
+    }
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(strings)) = map.remove("stringData") else {
+        return;
+    };
+    let data = map
+        .entry("data")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !data.is_object() {
+        *data = Value::Object(serde_json::Map::new());
+    }
+    if let Some(data) = data.as_object_mut() {
+        for (k, v) in strings {
+            let text = v.as_str().unwrap_or_default();
+            data.insert(
+                k,
+                Value::String(super::protobuf::base64_encode(text.as_bytes())),
+            );
+        }
+    }
+}
+
 pub(super) fn defaults_on_create(obj: &mut Value, ty: &ResourceType, rv: u64) {
     match ty.kind.as_str() {
         "Service" => {

@@ -298,7 +298,7 @@ impl Runner {
         lock(&self.applied).iter().copied().collect()
     }
 
-    async fn kind(&self, item: &Item, refresh: bool) -> Result<Kind, RunError> {
+    pub(super) async fn kind(&self, item: &Item, refresh: bool) -> Result<Kind, RunError> {
         let key = (item.api_version.clone(), item.kind.clone());
         if !refresh {
             if let Some(k) = lock(&self.kinds).get(&key) {
@@ -317,7 +317,7 @@ impl Runner {
         Ok(kind)
     }
 
-    fn namespace_for(kind: &Kind, item: &Item) -> Option<String> {
+    pub(super) fn namespace_for(kind: &Kind, item: &Item) -> Option<String> {
         if kind.namespaced {
             item.namespace.clone()
         } else {
@@ -347,19 +347,7 @@ impl Runner {
             force: self.settings.force_conflicts,
             dry_run: self.settings.dry_run,
         };
-        let mut object = item.object.clone();
-        if !create_only {
-            ownership::mark(&mut object, Self::release(record));
-        }
-        match (&ns, object["metadata"].as_object_mut()) {
-            (Some(ns), Some(meta)) => {
-                meta.insert("namespace".to_owned(), Value::String(ns.clone()));
-            }
-            (None, Some(meta)) => {
-                meta.remove("namespace");
-            }
-            _ => {}
-        }
+        let object = Self::outgoing(record, index, ns.as_deref());
         self.cluster
             .apply(&kind, ns.as_deref(), &object, options)
             .await
@@ -368,6 +356,26 @@ impl Runner {
                 error,
             })?;
         Ok(target)
+    }
+
+    /// The object exactly as an apply sends it: with this release's ownership marks (except
+    /// a CRD from `crds/`, which Helm creates as written) and the namespace the type takes.
+    pub(super) fn outgoing(record: &Record, index: usize, ns: Option<&str>) -> Value {
+        let item = &record.items[index];
+        let mut object = item.object.clone();
+        if !record.crds.contains(&index) {
+            ownership::mark(&mut object, Self::release(record));
+        }
+        match (ns, object["metadata"].as_object_mut()) {
+            (Some(ns), Some(meta)) => {
+                meta.insert("namespace".to_owned(), Value::String(ns.to_owned()));
+            }
+            (None, Some(meta)) => {
+                meta.remove("namespace");
+            }
+            _ => {}
+        }
+        object
     }
 
     /// The live state of some of the record's objects, in order: their type, namespace and
@@ -406,7 +414,7 @@ impl Runner {
         Ok(out)
     }
 
-    async fn get_live(
+    pub(super) async fn get_live(
         &self,
         item: &Item,
         kind: &Kind,
@@ -421,7 +429,7 @@ impl Runner {
             })
     }
 
-    fn decide(record: &Record, index: usize, live: &Value) -> Decision {
+    pub(super) fn decide(record: &Record, index: usize, live: &Value) -> Decision {
         let item = &record.items[index];
         let known = Known {
             recorded: Some(&item.object),
@@ -716,6 +724,25 @@ impl Runner {
         Ok(())
     }
 
+    /// The objects of `indexes` that exist, in order, each with who owns it: what a deletion
+    /// (uninstall, pruning) would do with it. Reads only.
+    pub(super) async fn judge_deletions(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+    ) -> Result<Vec<(usize, Kind, Option<String>, Value, Decision)>, RunError> {
+        Ok(self
+            .live_objects(record, indexes)
+            .await?
+            .into_iter()
+            .filter_map(|(i, kind, ns, live)| {
+                let live = live?;
+                let decision = Self::decide(record, i, &live);
+                Some((i, kind, ns, live, decision))
+            })
+            .collect())
+    }
+
     /// Deletes the objects this release owns and waits for them to be gone. Objects of
     /// someone else are left in place and reported; with `keep`, so are those annotated
     /// `helm.sh/resource-policy: keep` (uninstall and pruning; hook delete policies ignore
@@ -729,10 +756,9 @@ impl Runner {
     ) -> Result<Duration, RunError> {
         // Judge every object first (reads only), reporting in order what stays.
         let mut doomed = Vec::new();
-        for (i, kind, ns, live) in self.live_objects(record, indexes).await? {
-            let Some(live) = live else { continue };
+        for (i, kind, ns, live, decision) in self.judge_deletions(record, indexes).await? {
             let item = &record.items[i];
-            match Self::decide(record, i, &live) {
+            match decision {
                 Decision::Foreign(owner) => self.emit(Event::Skipped {
                     resource: item.label(),
                     owner: owner.to_string(),

@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod deploy;
 pub mod judge;
 pub mod ownership;
+pub mod preview;
 pub mod release;
 pub mod storage;
 pub mod wait;
@@ -165,14 +166,7 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
         .rev()
         .find(|r| r.status == "deployed")
         .cloned();
-    // Helm's lock: a revision still pending means another run is at work (or died; then
-    // roll back or uninstall).
-    if let Some(last) = history.last().filter(|r| r.status.starts_with("pending-")) {
-        return Err(RunError::CannotRun(format!(
-            "another operation (install/upgrade/rollback) is in progress: release {} revision {} is {}; if none is running, roll back or uninstall it",
-            last.name, last.revision, last.status
-        )));
-    }
+    locked(&history)?;
     // Without a deployed revision (a first install failed) this is an install again.
     let upgrade = previous.is_some();
     record.revision = history.last().map_or(1, |r| r.revision + 1);
@@ -249,6 +243,28 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
             Err(e)
         }
     }
+}
+
+/// Helm's lock: a revision still pending means another run is at work (or died; then roll
+/// back or uninstall).
+fn locked(history: &[Record]) -> Result<(), RunError> {
+    match history.last().filter(|r| r.status.starts_with("pending-")) {
+        Some(last) => Err(RunError::CannotRun(format!(
+            "another operation (install/upgrade/rollback) is in progress: release {} revision {} is {}; if none is running, roll back or uninstall it",
+            last.name, last.revision, last.status
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What installing or upgrading with `record` would do to each object (`apply --dry-run
+/// --diff`): reads and server-side dry runs only; nothing is applied, deleted or recorded.
+pub async fn preview(ctx: &Context, mut record: Record) -> Result<preview::Preview, RunError> {
+    let history = ctx.history(&record.namespace, &record.name).await?;
+    locked(&history)?;
+    record.revision = history.last().map_or(1, |r| r.revision + 1);
+    let runner = ctx.runner();
+    preview::preview(&runner, &record, &history, ctx.settings.take_ownership).await
 }
 
 /// Runs a revision and prunes what the `previous` revisions had and it does not. Helm's

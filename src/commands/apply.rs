@@ -72,6 +72,8 @@ pub struct ApplySettings {
     pub cluster: ClusterSettings,
     pub atomic: bool,
     pub dry_run: bool,
+    /// With `dry_run`: show what would change, object by object.
+    pub diff: bool,
     pub force_conflicts: bool,
     pub take_ownership: bool,
     pub create_namespace: bool,
@@ -572,6 +574,9 @@ pub fn apply(
     let (chart, config) = chart_and_values(&settings.input, &model, &settings.release)?;
     record.helm.insert("chart".into(), chart);
     record.helm.insert("config".into(), config);
+    if settings.diff {
+        return preview(settings, record, run, out, err);
+    }
     if settings.dry_run && cs.progress == Progress::Human {
         plan::output::write_plan(out, &model, &plan, plan::output::PlanFormat::Text, false)?;
     }
@@ -602,6 +607,65 @@ pub fn apply(
         "applied"
     };
     report(result, &renderer, verb, out, err)
+}
+
+/// `apply --dry-run --diff`: each object's fate from reads and server-side dry runs, as text
+/// or (`--progress json`) one JSON line per object; exit 1 when the release would be refused
+/// or the server refuses an object.
+fn preview(
+    settings: &ApplySettings,
+    record: Record,
+    run: RunSettings,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let cs = &settings.cluster;
+    let rt = runtime()?;
+    let cluster = rt.block_on(connect(cs))?;
+    if !settings.create_namespace {
+        rt.block_on(check_namespace(cluster.as_ref(), &cs.namespace))?;
+    }
+    // Nothing reports progress: the preview is written once it is complete.
+    let (events, _) = mpsc::unbounded_channel();
+    let (_cancel_tx, cancel) = watch::channel(false);
+    let ctx = context(
+        cluster,
+        run,
+        false,
+        events,
+        cancel,
+        cs.driver,
+        settings.history_max,
+    );
+    let preview = match rt.block_on(apply::preview(&ctx, record)) {
+        Ok(p) => p,
+        Err(RunError::CannotRun(message)) => return Err(Failure::Tool(Error::new(message))),
+        Err(e) => {
+            writeln!(err, "chartseq: error: {e}")?;
+            return Ok(Outcome::Findings);
+        }
+    };
+    if cs.progress == Progress::Json {
+        for e in &preview.entries {
+            writeln!(out, "{}", apply::preview::entry_json(e))?;
+        }
+        writeln!(
+            out,
+            "{}",
+            json!({"event": "done", "release": preview.release, "revision": preview.revision,
+                "status": if preview.blocked() { "refused" } else { "dry-run" }})
+        )?;
+    } else {
+        apply::preview::write_text(out, &preview)?;
+    }
+    if preview.blocked() {
+        writeln!(
+            err,
+            "chartseq: error: the release would not apply: see the objects marked refused or failed"
+        )?;
+        return Ok(Outcome::Findings);
+    }
+    Ok(Outcome::Clean)
 }
 
 /// `--create-namespace`: the release namespace, applied (a no-op when it exists).

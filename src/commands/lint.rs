@@ -49,7 +49,13 @@ pub struct LintOptions {
     pub also_report: Vec<(Format, PathBuf)>,
     /// Lint each chart once per `ci/*-values.yaml` file it has (chart-testing's convention).
     pub ci_values: bool,
+    /// `--values-matrix`: lint each chart under its default values, each `ci/*-values.yaml`
+    /// file and each subchart condition or tag flipped, at most this many renderings.
+    pub values_matrix: Option<usize>,
 }
+
+/// The value sets a chart's matrix renders at most, unless `--values-matrix-max` says.
+pub const VALUES_MATRIX_MAX: usize = 32;
 
 /// Parses a duration the way Helm writes them: `5m`, `90s`, `1m30s`, `1h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -124,8 +130,15 @@ fn fatal(
     err.write_all(rendered.as_bytes())
 }
 
-/// One input to lint, with the values file that names its run (`--ci-values`).
-type LabelledInput = (Input, Option<String>);
+/// One input to lint, with the values file or value set that names its run (`--ci-values`,
+/// `--values-matrix`) and the target it belongs to.
+struct LabelledInput {
+    input: Input,
+    label: Option<String>,
+    target: usize,
+    /// The first of a values matrix: its rendering decides the flips.
+    matrix: bool,
+}
 
 /// The inputs to lint: every target, or with `--changed-since` the changed charts under them
 /// (`None` when no chart changed: there is nothing to report). With `--ci-values`, a chart
@@ -158,22 +171,49 @@ fn targets(
         paths = lintable(paths, err)?;
     }
     let mut inputs = Vec::with_capacity(paths.len());
-    for path in &paths {
+    for (target, path) in paths.iter().enumerate() {
         let input = Input {
             target: Input::target_for(path),
             ..options.input.clone()
         };
+        let matrix =
+            options.values_matrix.is_some() && matches!(input.target, InputTarget::Chart(_));
         let ci_files = match &input.target {
-            InputTarget::Chart(dir) if options.ci_values && dir.is_dir() => ci_values_files(dir),
+            InputTarget::Chart(dir) if (options.ci_values || matrix) && dir.is_dir() => {
+                ci_values_files(dir)
+            }
             _ => Vec::new(),
         };
+        if matrix {
+            inputs.push(LabelledInput {
+                input: input.clone(),
+                label: Some("default values".to_owned()),
+                target,
+                matrix: true,
+            });
+        }
         for file in &ci_files {
             let mut with = input.clone();
             with.helm.values.files.push(file.clone());
-            inputs.push((with, Some(crate::source::display_path(file))));
+            let file = crate::source::display_path(file);
+            inputs.push(LabelledInput {
+                input: with,
+                label: Some(if matrix {
+                    format!("values {file}")
+                } else {
+                    file
+                }),
+                target,
+                matrix: false,
+            });
         }
-        if ci_files.is_empty() {
-            inputs.push((input, None));
+        if ci_files.is_empty() && !matrix {
+            inputs.push(LabelledInput {
+                input,
+                label: None,
+                target,
+                matrix: false,
+            });
         }
     }
     Ok(Some(inputs))
@@ -307,37 +347,36 @@ pub fn lint(
         readiness_timeout: options.readiness_timeout,
         chart_v3: crate::source::helm::ChartV3::Unknown,
     };
-    let mut linted = Vec::with_capacity(inputs.len());
-    for (input, values_label) in &inputs {
-        let model = match model::load(input) {
-            Ok(m) => m,
-            Err(e) => {
-                fatal(err, &e.message, e.detail.as_deref(), None)?;
-                return Err(Failure::Reported);
-            }
-        };
-        let mut report = if needs_chart_v3(input, &model) {
-            let settings = Settings {
-                chart_v3: crate::source::helm::chart_v3(input.helm.helm.as_deref()),
-                ..settings.clone()
-            };
-            crate::lint::run(&model, &settings)
-        } else {
-            crate::lint::run(&model, &settings)
-        };
-        if let Some(label) = values_label {
+    let mut linted: Vec<(crate::model::Model, crate::lint::Report, Option<String>)> =
+        Vec::with_capacity(inputs.len());
+    let mut i = 0;
+    while i < inputs.len() {
+        if inputs[i].matrix {
+            let target = inputs[i].target;
+            let end = inputs[i..]
+                .iter()
+                .position(|l| l.target != target)
+                .map_or(inputs.len(), |n| i + n);
+            linted.extend(values_matrix(&inputs[i..end], options, &settings, err)?);
+            i = end;
+            continue;
+        }
+        let LabelledInput { input, label, .. } = &inputs[i];
+        i += 1;
+        let (model, mut report) = lint_one(input, &settings, err, None)?;
+        if let Some(label) = label {
             for finding in &mut report.findings {
                 finding.message = format!("{} (with values {label})", finding.message);
             }
         }
-        linted.push((model, report, values_label.as_deref()));
+        linted.push((model, report, label.clone()));
     }
     let runs: Vec<report::Run<'_>> = linted
         .iter()
         .map(|(model, report, values)| report::Run {
             model,
             report,
-            values: *values,
+            values: values.as_deref(),
         })
         .collect();
     let to_terminal = options.output.is_none() && io::stdout().is_terminal();
@@ -387,6 +426,109 @@ pub fn lint(
     } else {
         Outcome::Clean
     })
+}
+
+/// Renders and lints one input; `context` names it in a failure.
+fn lint_one(
+    input: &Input,
+    settings: &Settings,
+    err: &mut dyn Write,
+    context: Option<&str>,
+) -> Result<(crate::model::Model, crate::lint::Report), Failure> {
+    let model = match model::load(input) {
+        Ok(m) => m,
+        Err(e) => {
+            let message = match context {
+                Some(c) => format!("{c}: {}", e.message),
+                None => e.message,
+            };
+            fatal(err, &message, e.detail.as_deref(), None)?;
+            return Err(Failure::Reported);
+        }
+    };
+    let report = if needs_chart_v3(input, &model) {
+        let settings = Settings {
+            chart_v3: crate::source::helm::chart_v3(input.helm.helm.as_deref()),
+            ..settings.clone()
+        };
+        crate::lint::run(&model, &settings)
+    } else {
+        crate::lint::run(&model, settings)
+    };
+    Ok((model, report))
+}
+
+/// One chart's values matrix: its default values and `ci/*-values.yaml` files (`given`),
+/// then each condition or tag flipped from what the default rendering shows, capped at
+/// `--values-matrix-max`; the findings folded so that each is reported once, with the value
+/// sets it appears under. Says on `err` how many renderings ran.
+fn values_matrix(
+    given: &[LabelledInput],
+    options: &LintOptions,
+    settings: &Settings,
+    err: &mut dyn Write,
+) -> Result<Vec<(crate::model::Model, crate::lint::Report, Option<String>)>, Failure> {
+    let cap = options.values_matrix.unwrap_or(VALUES_MATRIX_MAX).max(1);
+    let mut sets: Vec<(Input, String, Option<String>)> = given
+        .iter()
+        .map(|l| (l.input.clone(), l.label.clone().unwrap_or_default(), None))
+        .collect();
+    let mut runs = Vec::with_capacity(sets.len());
+    let Some(first) = sets.first().cloned() else {
+        return Ok(runs);
+    };
+    let (model, report) = lint_one(&first.0, settings, err, None)?;
+    let chart = model
+        .charts
+        .first()
+        .map_or_else(|| "the chart".to_owned(), |c| c.display.clone());
+    for flip in crate::lint::matrix::flips(&model) {
+        let mut with = first.0.clone();
+        with.helm.values.set.push(flip.set.clone());
+        sets.push((with, flip.label, Some(flip.set)));
+    }
+    runs.push((model, report, Some(first.1.clone())));
+    if sets.len() > cap {
+        let skipped: Vec<&str> = sets[cap..].iter().map(|s| s.1.as_str()).collect();
+        writeln!(
+            err,
+            "chartseq: the values matrix of chart {chart} has {} value sets, more than --values-matrix-max {cap}: linted the first {cap}; not linted: {}",
+            sets.len(),
+            skipped.join("; ")
+        )?;
+        sets.truncate(cap);
+    }
+    for (input, label, set) in &sets[1..] {
+        let how = set
+            .as_deref()
+            .map(|s| format!(" (--set {s})"))
+            .unwrap_or_default();
+        let context = format!("values matrix of chart {chart}, with {label}{how}");
+        let (model, report) = lint_one(input, settings, err, Some(&context))?;
+        runs.push((model, report, Some(label.clone())));
+    }
+    let labels: Vec<String> = sets.iter().map(|s| s.1.clone()).collect();
+    let described: Vec<String> = sets
+        .iter()
+        .map(|(_, label, set)| match set {
+            Some(s) => format!("{label} (--set {s})"),
+            None => label.clone(),
+        })
+        .collect();
+    writeln!(
+        err,
+        "chartseq: values matrix of chart {chart}: {} rendering{}: {}",
+        sets.len(),
+        if sets.len() == 1 { "" } else { "s" },
+        described.join("; ")
+    )?;
+    let mut reports: Vec<crate::lint::Report> =
+        runs.iter_mut().map(|r| std::mem::take(&mut r.1)).collect();
+    crate::lint::matrix::fold(&mut reports, &labels);
+    for (run, report) in runs.iter_mut().zip(reports) {
+        run.1 = report;
+    }
+    Ok(runs)
 }
 
 /// Lint as the gate before a deploy: the configuration found from the target, every selected

@@ -79,10 +79,18 @@ fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> 
 
 fn load_and_plan(
     input: &Input,
-    dialect: plan::Dialect,
+    dialect: plan::detect::Choice,
     err: &mut dyn Write,
 ) -> Result<(Model, Result<Plan, plan::PlanError>, bool), Failure> {
     let model = model::load(input)?;
+    let dialect = dialect
+        .resolve(&model)
+        .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
+    if dialect == plan::Dialect::Kapp {
+        return Err(Failure::Tool(crate::error::Error::new(
+            "the chart is ordered for kapp, whose order chartseq does not read yet; choose another --dialect",
+        )));
+    }
     let bad = report_bad_documents(&model, err)?;
     let plan = plan::plan_in(&model, dialect);
     Ok((model, plan, bad))
@@ -117,7 +125,7 @@ pub(crate) fn write_plan_error(
 /// Loads and plans, then writes the plan with `write`, or explains why there is none.
 fn with_plan(
     input: &Input,
-    dialect: plan::Dialect,
+    dialect: plan::detect::Choice,
     out: &mut dyn Write,
     err: &mut dyn Write,
     write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
@@ -142,7 +150,7 @@ fn with_plan(
 /// `chartseq plan`.
 pub fn plan(
     input: &Input,
-    dialect: plan::Dialect,
+    dialect: plan::detect::Choice,
     format: PlanFormat,
     uninstall: bool,
     out: &mut dyn Write,
@@ -162,7 +170,7 @@ pub fn plan(
 /// `chartseq template`.
 pub fn template(
     input: &Input,
-    dialect: plan::Dialect,
+    dialect: plan::detect::Choice,
     options: TemplateOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,

@@ -102,6 +102,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         labels,
         source_path,
         guessed,
+        value_sets: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@ pub mod changed;
 pub mod config;
 mod context;
 pub mod locate;
+pub mod matrix;
 mod suppress;
 
 use std::collections::BTreeSet;
@@ -201,6 +202,8 @@ pub struct Finding {
     /// document, not read from the template (no chart on disk): close, but where a helper's
     /// output is included the template's line differs. Never shown as exact.
     pub guessed: bool,
+    /// With `--values-matrix`: the value sets the finding appears under (empty otherwise).
+    pub value_sets: Vec<String>,
 }
 
 impl Finding {
@@ -229,6 +232,9 @@ pub struct Summary {
 pub struct Report {
     pub findings: Vec<Finding>,
     pub summary: Summary,
+    /// With `--values-matrix`, on the first run of a chart: the value sets its matrix
+    /// rendered, in order.
+    pub matrix: Option<Vec<String>>,
 }
 
 impl Report {
@@ -297,13 +303,25 @@ fn report(ctx: &Context, diagnostics: Vec<Diagnostic>) -> Report {
     }
     findings
         .sort_by(|a, b| (&a.location, a.code, &a.message).cmp(&(&b.location, b.code, &b.message)));
-    let mut summary = Summary::default();
-    for f in &findings {
-        match f.severity {
-            Severity::Error => summary.errors += 1,
-            Severity::Warning => summary.warnings += 1,
-            Severity::Info => summary.infos += 1,
-        }
+    Report {
+        summary: Summary::of(&findings),
+        findings,
+        matrix: None,
     }
-    Report { findings, summary }
+}
+
+impl Summary {
+    /// The counts of `findings` by severity.
+    #[must_use]
+    pub fn of(findings: &[Finding]) -> Self {
+        let mut summary = Summary::default();
+        for f in findings {
+            match f.severity {
+                Severity::Error => summary.errors += 1,
+                Severity::Warning => summary.warnings += 1,
+                Severity::Info => summary.infos += 1,
+            }
+        }
+        summary
+    }
 }

@@ -578,6 +578,8 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
             || (kind == "Namespace" && group.is_empty()),
     );
+    let kots = super::kots::Kots::read(&annotations, Some((text, base)));
+    let draft = super::draft::Draft::read(&annotations);
     let mut redact = Vec::new();
     if kind == "Secret" {
         for key in ["data", "stringData"] {
@@ -607,6 +609,8 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         facts,
         argo,
         werf,
+        kots,
+        draft,
     }))
 }
 

@@ -5,8 +5,10 @@
 
 pub mod annotations;
 pub mod argo;
+pub mod draft;
 pub mod facts;
 pub mod kinds;
+pub mod kots;
 mod load;
 pub mod werf;
 
@@ -177,6 +179,10 @@ pub struct Resource {
     pub argo: argo::Argo,
     /// werf/nelm's stages and weight (`--dialect werf`).
     pub werf: werf::Werf,
+    /// KOTS's phases and waits (`--dialect kots`).
+    pub kots: kots::Kots,
+    /// The draft HIP's layers and weights (`--dialect draft`).
+    pub draft: draft::Draft,
 }
 
 impl Resource {

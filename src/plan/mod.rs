@@ -7,7 +7,10 @@
 //! `plan`, `template`, `lint` and `apply` all read this one result.
 
 pub mod argo;
+pub mod detect;
+pub mod draft;
 pub mod graph;
+pub mod kots;
 pub mod output;
 pub mod werf;
 
@@ -109,7 +112,8 @@ pub enum PlanIssue {
         loc: Loc,
     },
     /// A dialect's value its tool rejects, failing the whole release (werf weights and
-    /// events). Only a dialect plan reports it.
+    /// events; KOTS property pairs; draft values that name nothing readable). Only a dialect
+    /// plan reports it.
     InvalidDialectValue {
         dialect: Dialect,
         key: String,
@@ -118,8 +122,8 @@ pub enum PlanIssue {
         loc: Loc,
     },
     /// A dialect's reference that names nothing its tool can find (a kapp rule's change
-    /// group no resource has; a werf dependency matching no resource of its stage). Only a
-    /// dialect plan reports it.
+    /// group no resource has; a werf dependency matching no resource of its stage; a draft
+    /// layer or subchart that is not there). Only a dialect plan reports it.
     DialectReference {
         dialect: Dialect,
         key: String,
@@ -127,9 +131,9 @@ pub enum PlanIssue {
         reason: String,
         loc: Loc,
     },
-    /// A dialect's own ordering forms a circle (kapp rules, werf dependencies). `path` names
-    /// the resources (or change groups) in order; `edges[i]` is the annotation that makes
-    /// `path[i]` wait for `path[i + 1]`. Only a dialect plan reports it.
+    /// A dialect's own ordering forms a circle (kapp rules, werf dependencies, draft layers).
+    /// `path` names the resources (or change groups, or layers) in order; `edges[i]` is the
+    /// annotation that makes `path[i]` wait for `path[i + 1]`. Only a dialect plan reports it.
     DialectCycle {
         dialect: Dialect,
         path: Vec<String>,
@@ -159,6 +163,12 @@ pub enum Dialect {
     Argo,
     /// werf/nelm: stages and weights across the whole release.
     Werf,
+    /// kapp: change groups and rules across the whole release.
+    Kapp,
+    /// Replicated KOTS: creation phases across the whole release.
+    Kots,
+    /// The draft HIP before HIP-0025: layers and weights per chart level.
+    Draft,
 }
 
 impl Dialect {
@@ -168,6 +178,9 @@ impl Dialect {
             Dialect::Hip => "hip",
             Dialect::Argo => "argo",
             Dialect::Werf => "werf",
+            Dialect::Kapp => "kapp",
+            Dialect::Kots => "kots",
+            Dialect::Draft => "draft",
         }
     }
 
@@ -178,13 +191,16 @@ impl Dialect {
             Dialect::Hip => "Helm",
             Dialect::Argo => "Argo CD",
             Dialect::Werf => "werf",
+            Dialect::Kapp => "kapp",
+            Dialect::Kots => "KOTS",
+            Dialect::Draft => "draft HIP",
         }
     }
 
     /// Whether the dialect's steps span the whole release rather than one chart level.
     #[must_use]
     pub fn release_wide(self) -> bool {
-        self != Dialect::Hip
+        !matches!(self, Dialect::Hip | Dialect::Draft)
     }
 }
 
@@ -244,12 +260,19 @@ impl Plan {
     }
 }
 
-/// The plan in a dialect; only HIP-0025 can fail (the other tools never refuse an order).
+/// The plan in a dialect, or every reason it cannot be made (Argo CD never refuses one).
 pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
     match dialect {
         Dialect::Hip => plan(model),
         Dialect::Argo => Ok(argo::plan(model)),
         Dialect::Werf => werf::plan(model),
+        Dialect::Kots => kots::plan(model),
+        Dialect::Draft => draft::plan(model),
+        // NOTE: kapp's order is not read yet; `commands` refuses it before planning.
+        Dialect::Kapp => Ok(Plan {
+            dialect: Dialect::Kapp,
+            ..Plan::default()
+        }),
     }
 }
 
@@ -266,11 +289,27 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
 /// The plan as far as it can be made, and the fatal issues. Lint reads both.
 #[must_use]
 pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
+    analyze_with(model, None)
+}
+
+/// Groups read from another dialect's annotations instead of HIP-0025's (the draft HIP's
+/// layers and weights), planned with HIP-0025's per-level algorithm.
+pub(crate) struct GroupsFrom<'m> {
+    /// Each planned document's group and prerequisites; a document not listed has none.
+    pub sequencing: &'m BTreeMap<DocId, crate::model::annotations::Sequencing>,
+    /// A group with no edges stays a group (HIP-0025 demotes it when its level has two or
+    /// more groups).
+    pub keep_isolated: bool,
+}
+
+/// [`analyze`], reading the groups from `from` when given.
+pub(crate) fn analyze_with(model: &Model, from: Option<GroupsFrom<'_>>) -> (Plan, Vec<PlanIssue>) {
     let mut planner = Planner {
         model,
         plan: Plan::default(),
         issues: Vec::new(),
         docs_by_chart: BTreeMap::new(),
+        from,
     };
     for (id, doc) in model.documents.iter().enumerate() {
         match &doc.content {
@@ -292,7 +331,16 @@ struct Planner<'m> {
     plan: Plan,
     issues: Vec<PlanIssue>,
     docs_by_chart: BTreeMap<ChartId, Vec<DocId>>,
+    from: Option<GroupsFrom<'m>>,
 }
+
+/// No group, no prerequisites.
+static UNSEQUENCED: crate::model::annotations::Sequencing = crate::model::annotations::Sequencing {
+    group: None,
+    depends_on: None,
+    readiness_success: None,
+    readiness_failure: None,
+};
 
 /// A group at one level while it is being planned.
 #[derive(Default)]
@@ -586,7 +634,11 @@ impl Planner<'_> {
                 never_grouped.push(doc);
                 continue;
             };
-            let Some(group) = &resource.seq.group else {
+            let seq = match &self.from {
+                Some(from) => from.sequencing.get(&doc).unwrap_or(&UNSEQUENCED),
+                None => &resource.seq,
+            };
+            let Some(group) = &seq.group else {
                 never_grouped.push(doc);
                 continue;
             };
@@ -604,7 +656,7 @@ impl Planner<'_> {
                     assigned.insert(&resource.id, group.clone());
                 }
             }
-            let deps = match &resource.seq.depends_on {
+            let deps = match &seq.depends_on {
                 None => Vec::new(),
                 Some(Spanned {
                     value: Ok(names),
@@ -672,7 +724,8 @@ impl Planner<'_> {
             demoted.insert(name, state);
         }
         // Isolated groups, only when the level has two or more.
-        if groups.len() >= 2 {
+        let keep_isolated = self.from.as_ref().is_some_and(|f| f.keep_isolated);
+        if groups.len() >= 2 && !keep_isolated {
             let depended: BTreeSet<String> = groups
                 .values()
                 .flat_map(|g| g.deps.iter().cloned())

@@ -97,6 +97,17 @@ pub fn summary(runs: &[Run<'_>]) -> String {
     if !charts.is_empty() {
         let _ = writeln!(md, "Charts: {}\n", charts.join(", "));
     }
+    for run in runs {
+        if let Some(sets) = &run.report.matrix {
+            let _ = writeln!(
+                md,
+                "Values matrix of {}: {} renderings ({})\n",
+                run.model.charts.first().map_or("", |c| c.display.as_str()),
+                sets.len(),
+                cell(&sets.join("; "))
+            );
+        }
+    }
     if runs.is_empty() {
         md.push_str("No chart to lint.\n\n");
     } else if findings.is_empty() {

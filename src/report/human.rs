@@ -73,6 +73,53 @@ impl Redacted {
 
 impl Reporter for Human {
     fn report(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()> {
+        self.findings(out, model, report)?;
+        totals(out, report.summary, report.findings.is_empty())
+    }
+
+    /// Each run in turn; the runs of one values matrix as one: a line naming its value sets,
+    /// their findings, one count.
+    fn report_all(&self, out: &mut dyn Write, runs: &[super::Run<'_>]) -> io::Result<()> {
+        let mut i = 0;
+        while i < runs.len() {
+            let Some(sets) = &runs[i].report.matrix else {
+                self.report(out, runs[i].model, runs[i].report)?;
+                i += 1;
+                continue;
+            };
+            let group = &runs[i..(i + sets.len()).min(runs.len())];
+            writeln!(
+                out,
+                "values matrix of chart {}: {} rendering{} ({})",
+                safe::terminal_safe(
+                    runs[i]
+                        .model
+                        .charts
+                        .first()
+                        .map_or("", |c| c.display.as_str())
+                ),
+                sets.len(),
+                plural(sets.len()),
+                safe::terminal_safe(&sets.join("; "))
+            )?;
+            let mut sum = crate::lint::Summary::default();
+            let mut empty = true;
+            for run in group {
+                self.findings(out, run.model, run.report)?;
+                sum.errors += run.report.summary.errors;
+                sum.warnings += run.report.summary.warnings;
+                sum.infos += run.report.summary.infos;
+                empty &= run.report.findings.is_empty();
+            }
+            totals(out, sum, empty)?;
+            i += group.len().max(1);
+        }
+        Ok(())
+    }
+}
+
+impl Human {
+    fn findings(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()> {
         let mut files = SimpleFiles::new();
         let mut ids: BTreeMap<FileId, (usize, Redacted)> = BTreeMap::new();
         let mut redactions: Option<Vec<(u32, u32)>> = None;
@@ -163,21 +210,25 @@ impl Reporter for Human {
                 )?,
             }
         }
-        let s = report.summary;
-        if report.findings.is_empty() {
-            writeln!(out, "no findings")
-        } else {
-            writeln!(
-                out,
-                "{} error{}, {} warning{}, {} info{}",
-                s.errors,
-                plural(s.errors),
-                s.warnings,
-                plural(s.warnings),
-                s.infos,
-                plural(s.infos)
-            )
-        }
+        Ok(())
+    }
+}
+
+/// The count line under a report.
+fn totals(out: &mut dyn Write, s: crate::lint::Summary, empty: bool) -> io::Result<()> {
+    if empty {
+        writeln!(out, "no findings")
+    } else {
+        writeln!(
+            out,
+            "{} error{}, {} warning{}, {} info{}",
+            s.errors,
+            plural(s.errors),
+            s.warnings,
+            plural(s.warnings),
+            s.infos,
+            plural(s.infos)
+        )
     }
 }
 

@@ -30,65 +30,76 @@ fn location(f: &crate::lint::Finding) -> Value {
 
 impl Reporter for Json {
     fn report(&self, out: &mut dyn Write, _model: &Model, report: &Report) -> io::Result<()> {
-        let diagnostics: Vec<Value> = report
-            .findings
-            .iter()
-            .map(|f| {
-                json!({
-                    "code": f.code,
-                    "name": f.name,
-                    "severity": f.severity.as_str(),
-                    "message": f.message,
-                    "help": f.help,
-                    "notes": f.notes,
-                    "chart": f.chart,
-                    "resource": f.resource.as_ref().map(|r| json!({
-                        "apiVersion": r.api_version,
-                        "kind": r.kind,
-                        "namespace": r.namespace,
-                        "name": r.name,
-                    })),
-                    "location": location(f),
-                    "rendered": f.rendered.as_ref().map(|r| json!({
-                        "file": r.file,
-                        "line": r.line,
-                        "column": r.column,
-                    })),
-                })
-            })
-            .collect();
-        let doc = json!({
-            "version": 1,
-            "diagnostics": diagnostics,
-            "summary": {
-                "errors": report.summary.errors,
-                "warnings": report.summary.warnings,
-                "infos": report.summary.infos,
-            },
-        });
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)
+        write(out, report, &[])
     }
 
     /// Several charts make one document: their findings in order, the counts summed (the
-    /// report reads nothing else from the model).
+    /// report reads nothing else from the model), and each values matrix that ran.
     fn report_all(&self, out: &mut dyn Write, runs: &[super::Run<'_>]) -> io::Result<()> {
-        let Some(first) = runs.first() else {
-            let empty = json!({
-                "version": 1,
-                "diagnostics": [],
-                "summary": { "errors": 0, "warnings": 0, "infos": 0 },
-            });
-            serde_json::to_writer_pretty(&mut *out, &empty)?;
-            return writeln!(out);
-        };
         let mut merged = Report::default();
+        let mut matrices = Vec::new();
         for run in runs {
             merged.findings.extend(run.report.findings.iter().cloned());
             merged.summary.errors += run.report.summary.errors;
             merged.summary.warnings += run.report.summary.warnings;
             merged.summary.infos += run.report.summary.infos;
+            if let Some(sets) = &run.report.matrix {
+                matrices.push(json!({
+                    "chart": run.model.charts.first().map(|c| c.display.as_str()),
+                    "renderings": sets.len(),
+                    "value_sets": sets,
+                }));
+            }
         }
-        self.report(out, first.model, &merged)
+        write(out, &merged, &matrices)
     }
+}
+
+/// The document; `values_matrix` only when a matrix ran.
+fn write(out: &mut dyn Write, report: &Report, matrices: &[Value]) -> io::Result<()> {
+    let diagnostics: Vec<Value> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let mut d = json!({
+                "code": f.code,
+                "name": f.name,
+                "severity": f.severity.as_str(),
+                "message": f.message,
+                "help": f.help,
+                "notes": f.notes,
+                "chart": f.chart,
+                "resource": f.resource.as_ref().map(|r| json!({
+                    "apiVersion": r.api_version,
+                    "kind": r.kind,
+                    "namespace": r.namespace,
+                    "name": r.name,
+                })),
+                "location": location(f),
+                "rendered": f.rendered.as_ref().map(|r| json!({
+                    "file": r.file,
+                    "line": r.line,
+                    "column": r.column,
+                })),
+            });
+            if !f.value_sets.is_empty() {
+                d["value_sets"] = json!(f.value_sets);
+            }
+            d
+        })
+        .collect();
+    let mut doc = json!({
+        "version": 1,
+        "diagnostics": diagnostics,
+        "summary": {
+            "errors": report.summary.errors,
+            "warnings": report.summary.warnings,
+            "infos": report.summary.infos,
+        },
+    });
+    if !matrices.is_empty() {
+        doc["values_matrix"] = json!(matrices);
+    }
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
 }

@@ -251,6 +251,9 @@ fn result(
             "column": rendered.column,
         });
     }
+    if !finding.value_sets.is_empty() {
+        properties["valueSets"] = json!(finding.value_sets);
+    }
     object.insert("properties".into(), properties);
     Value::Object(object)
 }

@@ -3,6 +3,7 @@ use crate::model::annotations::{
     DEPENDS_ON_GROUPS, DEPENDS_ON_SUBCHARTS, HOOK, HOOK_DELETE_POLICY, HOOK_WEIGHT,
     READINESS_FAILURE, READINESS_SUCCESS, RESOURCE_GROUP,
 };
+use crate::model::draft::SUPERSEDED;
 use crate::parse::Node;
 use crate::source::Loc;
 
@@ -10,9 +11,9 @@ declare_rule! {
     /// ## What it does
     /// Reports an annotation key that looks like a HIP-0025 sequencing key but is not one:
     /// a misspelling (the right key is suggested), or a key of the superseded draft
-    /// (`helm.sh/layer`, `helm.sh/dependson/layer`, `helm.sh/dependson/chart`,
-    /// `helm.sh/weight`, `helm.sh/depends-on/layers`, `helm.sh/resource-ready`,
-    /// `helm.sh/readiness-timeout`), with its HIP-0025 equivalent. Checked on resources and
+    /// (`helm.sh/layer`, `helm.sh/dependson/layer`, `helm.sh/depends-on/layer(s)`,
+    /// `helm.sh/dependson/chart`, `helm.sh/depends-on/chart(s)`, `helm.sh/weight`,
+    /// `helm.sh/resource-ready`, `helm.sh/readiness-timeout`), with its HIP-0025 equivalent. Checked on resources and
     /// in `Chart.yaml` (annotations and `dependencies[].depends-on`).
     ///
     /// ## Why is this bad?
@@ -47,35 +48,6 @@ const OTHER_HELM_KEYS: [&str; 5] = [
     HOOK_DELETE_POLICY,
     "helm.sh/resource-policy",
     "helm.sh/hook-output-log-policy",
-];
-
-/// Draft keys and what replaced them.
-const SUPERSEDED: [(&str, &str); 7] = [
-    ("helm.sh/layer", "`helm.sh/resource-group`"),
-    (
-        "helm.sh/dependson/layer",
-        "`helm.sh/depends-on/resource-groups`",
-    ),
-    (
-        "helm.sh/depends-on/layers",
-        "`helm.sh/depends-on/resource-groups`",
-    ),
-    (
-        "helm.sh/dependson/chart",
-        "`depends-on` in Chart.yaml dependencies (or the `helm.sh/depends-on/subcharts` chart annotation)",
-    ),
-    (
-        "helm.sh/weight",
-        "resource groups with `helm.sh/depends-on/resource-groups` (weights are gone)",
-    ),
-    (
-        "helm.sh/resource-ready",
-        "the pair `helm.sh/readiness-success` and `helm.sh/readiness-failure`",
-    ),
-    (
-        "helm.sh/readiness-timeout",
-        "the `--readiness-timeout` flag",
-    ),
 ];
 
 /// What is wrong with a key, if anything: (message, help).

@@ -13,6 +13,7 @@ mod helm_parity;
 mod kubectl;
 mod order;
 mod plugin;
+mod preview;
 mod safety;
 mod storage;
 mod support;

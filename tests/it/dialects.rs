@@ -289,7 +289,7 @@ fn hip_is_the_default_dialect() {
 #[test]
 fn unsupported_dialects_and_dialect_uninstall_are_usage_errors() {
     let stream = "fixtures/dialects/argo/sync-waves.yaml";
-    for dialect in ["kapp", "kots", "draft", "auto", "Argo"] {
+    for dialect in ["kapp", "Argo", "KOTS"] {
         let (code, out, err) = run(chartseq().args(["plan", stream, "--dialect", dialect]));
         assert_eq!(code, 2, "{dialect}: {out}");
         assert!(err.contains("--dialect"), "{dialect}: {err}");
@@ -298,4 +298,326 @@ fn unsupported_dialects_and_dialect_uninstall_are_usage_errors() {
         run(chartseq().args(["plan", stream, "--dialect", "argo", "--uninstall"]));
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("only supported with --dialect hip"), "{err}");
+}
+
+/// Runs `chartseq ARGS STREAM --dialect DIALECT` on `fixtures/dialects/<path>.yaml`.
+fn dialect_run(path: &str, dialect: &str, args: &[&str]) -> (i32, String, String) {
+    let stream = format!("fixtures/dialects/{path}.yaml");
+    run(chartseq().args(args).args([&stream, "--dialect", dialect]))
+}
+
+/// Every plan format and `template`, snapshotted, for fixtures that plan cleanly.
+fn snapshot_every_format(dialect: &str, names: &[&str]) {
+    let settings = snapshot_settings();
+    for name in names {
+        let mut outputs = Vec::new();
+        for args in [
+            &["plan"][..],
+            &["plan", "--format", "json"],
+            &["plan", "--format", "dot"],
+            &["plan", "--format", "mermaid"],
+            &["template"],
+        ] {
+            let (code, out, err) = dialect_run(&format!("{dialect}/{name}"), dialect, args);
+            assert_eq!(code, 0, "{name} {args:?}: {err}");
+            assert!(err.is_empty(), "{name} {args:?}: {err}");
+            outputs.push(out);
+        }
+        let parsed: serde_json::Value =
+            serde_json::from_str(&outputs[1]).expect("plan json parses");
+        assert_eq!(parsed["dialect"], dialect, "{name}");
+        settings.bind(|| {
+            insta::assert_snapshot!(format!("dialect_{dialect}_{name}"), outputs[0]);
+            insta::assert_snapshot!(format!("dialect_{dialect}_json_{name}"), outputs[1]);
+            insta::assert_snapshot!(format!("dialect_{dialect}_dot_{name}"), outputs[2]);
+            insta::assert_snapshot!(format!("dialect_{dialect}_mermaid_{name}"), outputs[3]);
+            insta::assert_snapshot!(format!("dialect_{dialect}_template_{name}"), outputs[4]);
+        });
+    }
+}
+
+/// Each step's group, resources (`Kind/name`) and `after`, from plan JSON.
+fn steps_of(json: &str) -> Vec<(String, Vec<String>, Vec<u64>)> {
+    let parsed: serde_json::Value = serde_json::from_str(json).expect("plan json parses");
+    parsed["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            let names = s["resources"]
+                .as_array()
+                .expect("resources")
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}/{}",
+                        r["kind"].as_str().unwrap_or(""),
+                        r["name"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            let after = s["after"]
+                .as_array()
+                .expect("after")
+                .iter()
+                .filter_map(serde_json::Value::as_u64)
+                .collect();
+            (s["group"].as_str().unwrap_or("").to_owned(), names, after)
+        })
+        .collect()
+}
+
+fn borrowed(steps: &[(String, Vec<String>, Vec<u64>)]) -> Vec<(&str, Vec<&str>, Vec<u64>)> {
+    steps
+        .iter()
+        .map(|(g, r, a)| {
+            (
+                g.as_str(),
+                r.iter().map(String::as_str).collect(),
+                a.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn kots_plans_in_every_format_and_template() {
+    snapshot_every_format("kots", &["documented"]);
+}
+
+/// The order itself, stated apart from the snapshots.
+#[test]
+fn kots_order_is_phases_then_kots_kind_order_across_the_release() {
+    let (code, json, err) = dialect_run("kots/documented", "kots", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let steps = steps_of(&json);
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        // The subchart's Secret shares the CRD's phase: phases span the release; the CRD
+        // from crds/ is a manifest like the rest.
+        (
+            "phase=-1",
+            vec![
+                "Secret/db-credentials",
+                "CustomResourceDefinition/myresources.example.com",
+            ],
+            vec![],
+        ),
+        // "invalid" is phase 0; kinds KOTS lists first, the custom resource last.
+        (
+            "phase=0",
+            vec![
+                "ConfigMap/settings",
+                "Service/my-statefulset",
+                "StatefulSet/my-statefulset",
+                "MyResource/my-resource",
+            ],
+            vec![0],
+        ),
+        // "01" is phase 1; the Helm hook is an ordinary manifest; the webhook configuration
+        // is a kind KOTS does not list.
+        (
+            "phase=1",
+            vec![
+                "ConfigMap/config",
+                "Job/migrate",
+                "MyResource/ready",
+                "ValidatingWebhookConfiguration/validate",
+            ],
+            vec![1],
+        ),
+        ("phase=2", vec!["Deployment/api"], vec![2]),
+    ];
+    assert_eq!(borrowed(&steps), expected);
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+    assert_eq!(parsed["crds"], serde_json::json!([]));
+    assert_eq!(parsed["hooks"], serde_json::json!([]));
+}
+
+#[test]
+fn kots_refuses_the_property_pairs_kots_refuses() {
+    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+        let (code, out, err) = dialect_run("kots/invalid", "kots", args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(out.is_empty(), "no partial plan: {out}");
+        assert!(
+            err.contains("kots.io/wait-for-properties: \"=1\" is a pair with an empty path")
+                && err.contains("invalid.yaml:13:35 (from invalid/templates/job.yaml)"),
+            "{err}"
+        );
+        assert!(
+            err.contains("is a pair whose path does not parse")
+                && err.contains("invalid.yaml:28:34 (from invalid/templates/cluster.yaml)"),
+            "{err}"
+        );
+        // A phase that is not an integer is KOTS's phase 0, not a refusal.
+        assert!(!err.contains("creation-phase"), "{err}");
+    }
+}
+
+const DRAFT: [&str; 3] = ["hip-9999", "layers", "weights"];
+
+#[test]
+fn draft_plans_in_every_format_and_template() {
+    snapshot_every_format("draft", &DRAFT);
+}
+
+/// The order itself, stated apart from the snapshots.
+#[test]
+fn draft_order_is_layers_and_weights_per_chart_level() {
+    let (code, json, err) = dialect_run("draft/hip-9999", "draft", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        // The subchart first (its resources are unsequenced at its level).
+        ("", vec!["Deployment/dependency"], vec![]),
+        ("layer1", vec!["ConfigMap/foo"], vec![0]),
+        ("layer2", vec!["ConfigMap/bar"], vec![1]),
+        ("layer3", vec!["ConfigMap/fizz"], vec![1]),
+        // Resources without the draft's keys go last.
+        ("", vec!["Service/web"], vec![2, 3]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+
+    // `["database, queue"]` names two layers; a layer without edges stays a layer.
+    let (code, json, err) = dialect_run("draft/layers", "draft", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("layer1", vec!["Job/barz"], vec![]),
+        ("layer2", vec!["ConfigMap/fizz"], vec![0]),
+        ("database", vec!["Service/db-service"], vec![1]),
+        ("queue", vec!["Deployment/queue-processor"], vec![1]),
+        ("app", vec!["Deployment/my-app"], vec![2, 3]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+
+    let (code, json, err) = dialect_run("draft/weights", "draft", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("weight=-2", vec!["ConfigMap/foo"], vec![]),
+        ("weight=-1", vec!["ConfigMap/bar"], vec![0]),
+        // The unquoted 0 is read as Helm reads it: "0".
+        ("weight=0", vec!["ConfigMap/fizz"], vec![1]),
+        ("", vec!["ConfigMap/plain"], vec![2]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+}
+
+#[test]
+fn draft_refuses_references_to_nothing_and_cycles() {
+    let (code, out, err) = dialect_run("draft/reference", "draft", &["plan"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("helm.sh/depends-on/layers: `another-layer` names no layer of this chart")
+            && err.contains("reference.yaml:13:32 (from app/templates/queue.yaml)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("helm.sh/depends-on/charts: `cache` names no enabled subchart")
+            && err.contains("reference.yaml:14:32"),
+        "{err}"
+    );
+    let (code, out, err) = dialect_run("draft/cycle", "draft", &["template"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("the draft HIP order forms a cycle: first -> second -> first")
+            && err.contains("cycle.yaml:13:31 (from app/templates/a.yaml): first waits for second")
+            && err.contains("cycle.yaml:22:31 (from app/templates/b.yaml): second waits for first"),
+        "{err}"
+    );
+}
+
+#[test]
+fn auto_picks_the_dialect_the_chart_carries() {
+    for (path, dialect) in [
+        ("kots/documented", Some("kots")),
+        ("draft/weights", Some("draft")),
+        ("argo/sync-waves", Some("argo")),
+        ("werf/complex", Some("werf")),
+        // Only Helm hooks: no dialect of another tool, so HIP-0025.
+        ("argo/helm-hooks", None),
+    ] {
+        let (code, json, err) = dialect_run(path, "auto", &["plan", "--format", "json"]);
+        assert_eq!(code, 0, "{path}: {err}");
+        let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+        assert_eq!(parsed["dialect"].as_str(), dialect, "{path}");
+        // The same plan as asking for that dialect.
+        let explicit = dialect_run(
+            path,
+            dialect.unwrap_or("hip"),
+            &["plan", "--format", "json"],
+        );
+        assert_eq!(explicit.1, json, "{path}");
+    }
+    // HIP-0025's annotations: HIP-0025.
+    let stream = "fixtures/charts/platform.rendered.yaml";
+    let chart = "fixtures/charts/platform";
+    for args in [&["plan"][..], &["template"]] {
+        let auto = run(chartseq()
+            .args(args)
+            .args([stream, "--chart", chart, "--dialect", "auto"]));
+        let hip = run(chartseq().args(args).args([stream, "--chart", chart]));
+        assert_eq!(auto.0, 0, "{}", auto.2);
+        assert_eq!(auto, hip, "{args:?}");
+    }
+}
+
+#[test]
+fn auto_refuses_a_chart_that_mixes_two_dialects_unless_one_is_chosen() {
+    for args in [&["plan"][..], &["template"]] {
+        let (code, out, err) = dialect_run("mixed", "auto", args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains(
+                "argo (argocd.argoproj.io/sync-wave at fixtures/dialects/mixed.yaml:10:5)"
+            ) && err.contains("kots (kots.io/creation-phase at fixtures/dialects/mixed.yaml:18:5)")
+                && err.contains("--dialect argo or --dialect kots"),
+            "{err}"
+        );
+    }
+    let (code, json, err) = dialect_run("mixed", "kots", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("phase=0", vec!["ConfigMap/config"], vec![]),
+        ("phase=2", vec!["ConfigMap/app"], vec![0]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+    let (code, json, err) = dialect_run("mixed", "argo", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("Sync:wave=-1", vec!["ConfigMap/config"], vec![]),
+        ("Sync:wave=0", vec!["ConfigMap/app"], vec![0]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+}
+
+/// The draft orders subcharts by HIP-0025's `Chart.yaml` keys: with the draft's layers they
+/// are no second dialect, and the subchart order is kept.
+#[test]
+fn draft_subcharts_follow_chart_yaml_and_auto_picks_the_draft() {
+    let stream = "fixtures/dialects/draft/chart.rendered.yaml";
+    let chart = "fixtures/dialects/draft/chart";
+    let (code, json, err) = run(chartseq().args([
+        "plan",
+        stream,
+        "--chart",
+        chart,
+        "--dialect",
+        "auto",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+    assert_eq!(parsed["dialect"], "draft");
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("", vec!["ConfigMap/nginx"], vec![]),
+        ("", vec!["ConfigMap/rabbitmq"], vec![]),
+        // `bar` waits for `nginx` and `rabbitmq` (its `depends-on`).
+        ("", vec!["ConfigMap/bar"], vec![0, 1]),
+        ("database", vec!["Service/db-service"], vec![0, 1, 2]),
+        ("app", vec!["ConfigMap/my-app"], vec![3]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
 }

@@ -13,7 +13,9 @@ fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
     path
 }
 
-/// Runs `plan` on a file; asserts no panic and a bounded run time.
+/// Runs `plan` on a file; asserts no panic and that it ends. The bound only catches a run
+/// that never ends (a quadratic blow-up on these inputs takes hours); speed is measured by the
+/// benchmarks, so it is wide enough for a loaded two-core machine.
 fn plan(path: &Path, extra: &[&str]) -> (i32, String, String) {
     let started = Instant::now();
     let format: &[&str] = if extra.contains(&"--format") {
@@ -23,7 +25,7 @@ fn plan(path: &Path, extra: &[&str]) -> (i32, String, String) {
     };
     let result = run(chartseq().arg("plan").arg(path).args(format).args(extra));
     assert!(
-        started.elapsed() < Duration::from_secs(120),
+        started.elapsed() < Duration::from_secs(600),
         "took {:?}",
         started.elapsed()
     );

@@ -16,6 +16,7 @@ mod helm_call;
 mod hostile;
 mod integrations;
 mod lint;
+mod matrix;
 mod migrate;
 mod parity;
 mod paths;

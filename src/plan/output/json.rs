@@ -75,7 +75,7 @@ pub(super) fn write(
         ])
     });
     let mut top = vec![("version", Member::Value(json!(1)))];
-    if plan.dialect.release_wide() {
+    if plan.dialect != crate::plan::Dialect::Hip {
         top.push(("dialect", Member::Value(json!(plan.dialect.name()))));
     }
     top.extend([

@@ -19,6 +19,12 @@ pub(super) fn write(
     if plan.dialect.release_wide() {
         return write_release_wide(out, model, plan);
     }
+    if plan.dialect == crate::plan::Dialect::Draft {
+        writeln!(
+            out,
+            "In the draft HIP's order (its layers and weights as resource groups, per chart level):"
+        )?;
+    }
     write_list(
         out,
         "CRDs (applied first)",

@@ -232,6 +232,13 @@ fn a_pending_revision_stops_an_upgrade_as_helm_does() {
         "{err}"
     );
     assert!(env.log()[before..].iter().all(|e| e.verb != "apply"));
+    // A preview of the upgrade says the same.
+    let (code, _, err) = apply(&env, &["--dry-run", "--diff"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("release shop revision 2 is pending-upgrade"),
+        "{err}"
+    );
     // The way out Helm offers: a rollback.
     let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
     assert_eq!(code, 0, "{out}\n{err}");

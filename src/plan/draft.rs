@@ -1,0 +1,154 @@
+//! The order the draft sequencing HIP describes (DIALECTS.md §6), as plan steps.
+//!
+//! The drafts scope layers per chart ("sandboxed within the chart"; subchart layers are named
+//! apart) and order subcharts by `Chart.yaml`, as HIP-0025 does, so a draft plan is HIP-0025's
+//! per-level plan with the groups read from the draft's keys: each layer is a group waiting for
+//! the layers it names; each distinct `helm.sh/weight` of a level (on resources without a
+//! layer) is a group waiting for the next lower weight ("the same weighting rules that hooks
+//! use"); resources with neither go last. Unlike HIP-0025, the drafts never demote: a layer
+//! without edges is an ordinary first layer, while a layer or subchart named but not found
+//! is an error ("must exist"), and so is a cycle. A resource's subchart dependency is met by
+//! construction, as every subchart is installed before its parent's own resources.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::annotations::{Sequencing, Spanned};
+use crate::model::draft::Reference;
+use crate::model::{ChartId, DocId, Model};
+use crate::plan::{Dialect, GroupsFrom, Plan, PlanError, PlanIssue};
+
+/// The group name of a weight.
+#[must_use]
+pub fn weight_group(weight: i64) -> String {
+    format!("weight={weight}")
+}
+
+/// Plans the release in the draft's order, or every reason it cannot.
+pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    let mut issues = Vec::new();
+    let mut sequencing: BTreeMap<DocId, Sequencing> = BTreeMap::new();
+    let mut by_chart: BTreeMap<ChartId, Vec<DocId>> = BTreeMap::new();
+    for doc in model.planned_documents() {
+        by_chart
+            .entry(model.documents[doc].chart)
+            .or_default()
+            .push(doc);
+    }
+    for (&chart, docs) in &by_chart {
+        let resources: Vec<(DocId, &crate::model::Resource)> = docs
+            .iter()
+            .filter_map(|&d| Some((d, model.resource(d)?)))
+            .collect();
+        let layers: BTreeSet<&str> = resources
+            .iter()
+            .filter_map(|(_, r)| r.draft.layer.as_ref().map(|l| l.value.as_str()))
+            .collect();
+        // Weights of resources without a layer: a chain, lowest first.
+        let weights: BTreeSet<i64> = resources
+            .iter()
+            .filter(|(_, r)| r.draft.layer.is_none())
+            .filter_map(|(_, r)| r.draft.weight.as_ref().map(|w| w.value))
+            .collect();
+        for &(doc, r) in &resources {
+            let draft = &r.draft;
+            for rejected in &draft.rejected {
+                issues.push(PlanIssue::InvalidDialectValue {
+                    dialect: Dialect::Draft,
+                    key: rejected.key.clone(),
+                    value: rejected.value.clone(),
+                    reason: rejected.reason.to_owned(),
+                    loc: rejected.loc,
+                });
+            }
+            for layer in &draft.depends_on_layers {
+                if !layers.contains(layer.name.as_str()) {
+                    issues.push(reference(layer, "names no layer of this chart"));
+                }
+            }
+            for sub in &draft.depends_on_charts {
+                if !is_subchart(model, chart, &sub.name) {
+                    issues.push(reference(sub, "names no enabled subchart of this chart"));
+                }
+            }
+            let seq = if let Some(layer) = &draft.layer {
+                Sequencing {
+                    group: Some(layer.clone()),
+                    depends_on: draft.depends_on_layers.first().map(|first| Spanned {
+                        value: Ok(draft
+                            .depends_on_layers
+                            .iter()
+                            .map(|n| n.name.clone())
+                            .collect()),
+                        loc: first.loc,
+                    }),
+                    ..Sequencing::default()
+                }
+            } else if let Some(weight) = &draft.weight {
+                let lower = weights.range(..weight.value).next_back();
+                Sequencing {
+                    group: Some(Spanned {
+                        value: weight_group(weight.value),
+                        loc: weight.loc,
+                    }),
+                    depends_on: lower.map(|&w| Spanned {
+                        value: Ok(vec![weight_group(w)]),
+                        loc: weight.loc,
+                    }),
+                    ..Sequencing::default()
+                }
+            } else {
+                continue;
+            };
+            sequencing.insert(doc, seq);
+        }
+    }
+    let from = GroupsFrom {
+        sequencing: &sequencing,
+        keep_isolated: true,
+    };
+    let (mut plan, found) = super::analyze_with(model, Some(from));
+    plan.dialect = Dialect::Draft;
+    // Refusals of the draft's own first; then what its per-level plan finds (cycles as the
+    // draft's, the rest as HIP-0025 reports them).
+    if issues.is_empty() {
+        for issue in found {
+            issues.push(match issue {
+                PlanIssue::GroupCycle { path, edges, .. } => PlanIssue::DialectCycle {
+                    dialect: Dialect::Draft,
+                    path,
+                    edges,
+                },
+                other => other,
+            });
+        }
+    }
+    if issues.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanError { issues })
+    }
+}
+
+fn reference(at: &Reference, reason: &str) -> PlanIssue {
+    PlanIssue::DialectReference {
+        dialect: Dialect::Draft,
+        key: at.key.to_owned(),
+        reference: at.name.clone(),
+        reason: reason.to_owned(),
+        loc: at.loc,
+    }
+}
+
+/// Whether `name` is an enabled subchart of `chart`, by its name or its alias.
+fn is_subchart(model: &Model, chart: ChartId, name: &str) -> bool {
+    model.charts[chart].children.iter().any(|&c| {
+        let child = &model.charts[c];
+        child.enabled
+            && (child.name == name
+                || child
+                    .info
+                    .as_ref()
+                    .and_then(|i| i.dependency.as_ref())
+                    .is_some_and(|d| d.name == name))
+    })
+}

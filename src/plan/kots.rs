@@ -1,0 +1,111 @@
+//! The order Replicated KOTS deploys a release's manifests in (DIALECTS.md §4.2), as plan steps.
+//!
+//! KOTS applies the manifests it deploys itself — standard manifests, and a Helm chart it
+//! renders into manifests (a `HelmChart` `kots.io/v1beta1` with `useHelmInstall: false`,
+//! hooks and `crds/` included, `pkg/base/helm_v4.go`) — grouped by creation phase, phases
+//! ascending; inside a phase by KOTS's kind order (Helm's install order without the webhook
+//! configurations), kinds it does not list after all of them, objects of one kind in input
+//! order (`groupAndSortResourcesForCreation`). It applies them one at a time and waits only
+//! after an object annotated with `kots.io/wait-for-ready` or `kots.io/wait-for-properties`:
+//! each phase is one step, after the phase before, its objects listed in the order KOTS applies
+//! them. Phases span the whole release. Helm hooks are ordinary manifests to KOTS; `crds/` is
+//! part of the order. A chart KOTS hands to Helm (`kots.io/v1beta2`, or `useHelmInstall: true`)
+//! is installed in Helm's order instead, where KOTS reads none of these annotations.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Content, DocId, Model};
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step};
+
+/// KOTS's `KindCreationOrder` (`pkg/operator/client/resource.go`, "inspired by Helm v3.15.4"):
+/// Helm's install order without its last two kinds (the webhook configurations).
+const KIND_ORDER: &[&str] = crate::model::kinds::INSTALL_ORDER
+    .split_at(crate::model::kinds::INSTALL_ORDER.len() - 2)
+    .0;
+
+/// The step name of a creation phase.
+#[must_use]
+pub fn step_name(phase: i64) -> String {
+    format!("phase={phase}")
+}
+
+/// KOTS's place for a kind inside a phase. KOTS matches the kind alone (any API group). Kinds
+/// it does not list come last in Go's map order, which is random: here, by kind name.
+fn kind_key(kind: &str) -> (usize, &str) {
+    match KIND_ORDER.iter().position(|k| *k == kind) {
+        Some(i) => (i, ""),
+        None => (KIND_ORDER.len(), kind),
+    }
+}
+
+/// Plans the release as KOTS deploys it, or every value KOTS would refuse.
+pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    let mut plan = Plan {
+        dialect: Dialect::Kots,
+        ..Plan::default()
+    };
+    let mut issues = Vec::new();
+    let mut phases: BTreeMap<i64, Vec<DocId>> = BTreeMap::new();
+    let mut not_objects = Vec::new();
+    for (doc, d) in model.documents.iter().enumerate() {
+        match &d.content {
+            Content::Empty => plan.comments.push(doc),
+            Content::Resource(r) => {
+                for rejected in &r.kots.rejected {
+                    issues.push(PlanIssue::InvalidDialectValue {
+                        dialect: Dialect::Kots,
+                        key: rejected.key.to_owned(),
+                        value: rejected.value.clone(),
+                        reason: rejected.reason.clone(),
+                        loc: rejected.loc,
+                    });
+                }
+                phases
+                    .entry(r.kots.creation_phase.value)
+                    .or_default()
+                    .push(doc);
+            }
+            Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
+        }
+    }
+    if !issues.is_empty() {
+        return Err(PlanError { issues });
+    }
+    for (phase, mut docs) in phases {
+        // Stable: one kind keeps input order.
+        docs.sort_by_key(|&d| model.resource(d).map(|r| kind_key(&r.id.kind)));
+        let after = plan.steps.len().checked_sub(1).into_iter().collect();
+        plan.steps.push(Step {
+            chart: 0,
+            group: Some(step_name(phase)),
+            resources: docs,
+            after,
+        });
+    }
+    // Documents that are not objects: KOTS's apply would fail on them; listed last, as HIP
+    // does.
+    if !not_objects.is_empty() {
+        let after = plan.steps.len().checked_sub(1).into_iter().collect();
+        plan.steps.push(Step {
+            chart: 0,
+            group: None,
+            resources: not_objects,
+            after,
+        });
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KIND_ORDER, kind_key};
+
+    #[test]
+    fn kind_order_is_kots_own_list() {
+        assert_eq!(KIND_ORDER.len(), 36);
+        assert_eq!(KIND_ORDER.first(), Some(&"PriorityClass"));
+        assert_eq!(KIND_ORDER.last(), Some(&"APIService"));
+        assert!(kind_key("ValidatingWebhookConfiguration") > kind_key("APIService"));
+        assert!(kind_key("Alpha") < kind_key("Widget"));
+    }
+}
