@@ -69,7 +69,9 @@ impl Source {
         match self {
             Source::Werf => Some(Dialect::Werf),
             Source::Argo => Some(Dialect::Argo),
-            Source::Kapp | Source::Kots | Source::Draft => None,
+            Source::Kots => Some(Dialect::Kots),
+            Source::Draft => Some(Dialect::Draft),
+            Source::Kapp => None,
         }
     }
 }
