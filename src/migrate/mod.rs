@@ -282,14 +282,14 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
         })?,
         None => plan::Plan::default(),
     };
-    let mapping = match from {
+    let mut mapping = match from {
         Source::Argo => argo::map(&model, &source_plan),
         Source::Werf => werf::map(&model, &source_plan),
         Source::Kapp => kapp::map(&model),
         Source::Kots => kots::map(&model),
         Source::Draft => draft::map(&model),
     };
-    let mut mapping = mapping;
+    // Documents that could not be read are in no plan: said, not silently dropped.
     for (doc, d) in model.documents.iter().enumerate() {
         if let model::Content::Invalid { message, at }
         | model::Content::NotAnObject { message, at } = &d.content
