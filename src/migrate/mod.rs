@@ -62,16 +62,17 @@ impl Source {
         }
     }
 
-    /// The planner that draws the tool's order, when chartseq has one; the other sources
-    /// state their constraints in [`Mapping::constraints`].
+    /// The planner that draws the tool's order. The mappings also state the constraints a
+    /// planner does not draw (werf's manual dependencies, kapp's rules, KOTS's waits) in
+    /// [`Mapping::constraints`].
     #[must_use]
-    pub fn dialect(self) -> Option<Dialect> {
+    pub fn dialect(self) -> Dialect {
         match self {
-            Source::Werf => Some(Dialect::Werf),
-            Source::Argo => Some(Dialect::Argo),
-            Source::Kots => Some(Dialect::Kots),
-            Source::Draft => Some(Dialect::Draft),
-            Source::Kapp => None,
+            Source::Werf => Dialect::Werf,
+            Source::Argo => Dialect::Argo,
+            Source::Kots => Dialect::Kots,
+            Source::Draft => Dialect::Draft,
+            Source::Kapp => Dialect::Kapp,
         }
     }
 }
@@ -270,18 +271,15 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
             }
         },
     };
-    let source_plan = match from.dialect() {
-        Some(dialect) => plan::plan_in(&model, dialect).map_err(|e| {
-            let mut text = Vec::new();
-            let _ = plan::output::write_plan_error(&mut text, &model, &e);
-            Error::new(format!(
-                "{} refuses this chart's order, so there is nothing faithful to migrate",
-                from.tool()
-            ))
-            .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
-        })?,
-        None => plan::Plan::default(),
-    };
+    let source_plan = plan::plan_in(&model, from.dialect()).map_err(|e| {
+        let mut text = Vec::new();
+        let _ = plan::output::write_plan_error(&mut text, &model, &e);
+        Error::new(format!(
+            "{} refuses this chart's order, so there is nothing faithful to migrate",
+            from.tool()
+        ))
+        .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
+    })?;
     let mut mapping = match from {
         Source::Argo => argo::map(&model, &source_plan),
         Source::Werf => werf::map(&model, &source_plan),
