@@ -456,6 +456,10 @@ pub struct ApplyArgs {
     /// Revisions kept per release (default: `$HELM_MAX_HISTORY`, else 10; 0: no limit).
     #[arg(long = "history-max", value_name = "N")]
     pub history_max: Option<usize>,
+    /// Whose order and waits to deploy in: HIP-0025 (default) or another tool's, read from
+    /// its own annotations.
+    #[arg(long, value_enum, default_value = "hip")]
+    pub dialect: DialectArg,
 }
 
 #[cfg(feature = "apply")]
@@ -580,6 +584,7 @@ impl ApplyArgs {
             create_namespace: self.create_namespace,
             no_lint: self.no_lint,
             history_max: history_max(self.history_max),
+            dialect: self.dialect.choice(),
         })
     }
 }
@@ -914,7 +919,7 @@ fn run(
             if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
-                    "--uninstall is only supported with --dialect hip",
+                    "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
                 )));
             }
             commands::plan(

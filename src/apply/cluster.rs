@@ -209,7 +209,43 @@ pub trait Cluster: Send + Sync {
         namespace: Option<&'a str>,
         resource_version: &'a str,
     ) -> BoxFuture<'a, BoxStream<'static, Result<Change>>>;
+    /// The resource type a kubectl type names (`secret`, `deployments`, `deployment.apps`,
+    /// `deployments.v1.apps`): its plural or lower-case kind, in the group-version given, else
+    /// in the group's preferred version, else in the built-in groups (core first).
+    fn resolve_resource<'a>(
+        &'a self,
+        resource: &'a str,
+        version: Option<&'a str>,
+        group: Option<&'a str>,
+    ) -> BoxFuture<'a, Kind> {
+        let _ = (version, group);
+        Box::pin(async move {
+            Err(ClusterError {
+                kind: ErrorKind::NotFound,
+                message: format!("cannot resolve the resource type {resource:?}"),
+            })
+        })
+    }
 }
+
+/// Where an unqualified kubectl type is looked for, in order (the groups a cluster always
+/// serves).
+const BUILT_IN_GROUP_VERSIONS: &[&str] = &[
+    "v1",
+    "apps/v1",
+    "batch/v1",
+    "networking.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1",
+    "policy/v1",
+    "autoscaling/v2",
+    "storage.k8s.io/v1",
+    "apiextensions.k8s.io/v1",
+    "admissionregistration.k8s.io/v1",
+    "scheduling.k8s.io/v1",
+    "coordination.k8s.io/v1",
+    "discovery.k8s.io/v1",
+    "certificates.k8s.io/v1",
+];
 
 /// Retries a call while it fails transiently: backoff from 50 ms doubling to 2 s, with
 /// jitter, up to 10 attempts.
@@ -390,7 +426,66 @@ fn to_json(obj: &DynamicObject) -> Value {
     serde_json::to_value(obj).unwrap_or(Value::Null)
 }
 
+impl KubeCluster {
+    /// The preferred version of an API group, from the server's group list.
+    async fn preferred_version(&self, group: &str) -> Result<Option<String>> {
+        let groups = retry(|| async {
+            self.client
+                .list_api_groups()
+                .await
+                .map_err(ClusterError::from)
+        })
+        .await?;
+        Ok(groups
+            .groups
+            .into_iter()
+            .find(|g| g.name == group)
+            .and_then(|g| {
+                g.preferred_version
+                    .map(|v| v.version)
+                    .or_else(|| g.versions.first().map(|v| v.version.clone()))
+            }))
+    }
+}
+
 impl Cluster for KubeCluster {
+    fn resolve_resource<'a>(
+        &'a self,
+        resource: &'a str,
+        version: Option<&'a str>,
+        group: Option<&'a str>,
+    ) -> BoxFuture<'a, Kind> {
+        Box::pin(async move {
+            let wanted = resource.to_ascii_lowercase();
+            let candidates: Vec<String> = match (group, version) {
+                (Some(g), Some(v)) => vec![format!("{g}/{v}")],
+                (Some(g), None) => self
+                    .preferred_version(g)
+                    .await?
+                    .map(|v| format!("{g}/{v}"))
+                    .into_iter()
+                    .collect(),
+                (None, _) => BUILT_IN_GROUP_VERSIONS
+                    .iter()
+                    .map(|gv| (*gv).to_owned())
+                    .collect(),
+            };
+            for gv in &candidates {
+                let kinds = self.group_version(gv, false).await?;
+                if let Some(k) = kinds
+                    .iter()
+                    .find(|k| k.plural == wanted || k.kind.to_ascii_lowercase() == wanted)
+                {
+                    return Ok(k.clone());
+                }
+            }
+            Err(ClusterError {
+                kind: ErrorKind::NotFound,
+                message: format!("the server has no resource type {resource:?}"),
+            })
+        })
+    }
+
     fn resolve<'a>(
         &'a self,
         api_version: &'a str,

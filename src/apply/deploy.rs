@@ -529,24 +529,43 @@ impl Runner {
         });
         let started = Instant::now();
         let result = async {
-            let goal = goal.unwrap_or(Goal::Ready);
             // Parsed before anything is sent: an unusable annotation stops the step cleanly.
+            // A plan step waits as its plan says (a dialect's waits); CRDs and hooks by goal.
             let mut readiness = Vec::with_capacity(indexes.len());
             for &i in indexes {
                 let item = &record.items[i];
-                let r = super::judge::readiness_of(&item.object, goal, self.settings.wait_for_jobs)
-                    .map_err(|message| RunError::Cluster {
-                        resource: Some(item.label()),
-                        error: ClusterError::other(message),
-                    })?;
-                readiness.push(Arc::new(r));
+                let r = match goal {
+                    Some(goal) => {
+                        super::judge::readiness_of(&item.object, goal, self.settings.wait_for_jobs)
+                            .map(Some)
+                    }
+                    None => super::judge::readiness_for(
+                        &item.object,
+                        record.wait_of(i),
+                        self.settings.wait_for_jobs,
+                    ),
+                }
+                .map_err(|message| RunError::Cluster {
+                    resource: Some(item.label()),
+                    error: ClusterError::other(message),
+                })?;
+                readiness.push(r.map(Arc::new));
+            }
+            let goal = goal.unwrap_or(Goal::Ready);
+            if goal != Goal::Complete && !self.settings.dry_run {
+                self.recreate_hooks(record, label, indexes).await?;
             }
             // Targets come back in the order of `indexes`.
-            let mut targets = self.apply_in_kind_order(record, indexes).await?;
-            for (t, r) in targets.iter_mut().zip(readiness) {
-                t.goal = goal;
-                t.readiness = Some(r);
-            }
+            let targets = self.apply_after_external(record, label, indexes).await?;
+            let targets: Vec<Target> = targets
+                .into_iter()
+                .zip(readiness)
+                .filter_map(|(mut t, r)| {
+                    t.goal = goal;
+                    t.readiness = Some(r?);
+                    Some(t)
+                })
+                .collect();
             self.emit(Event::Waiting {
                 step: label.to_owned(),
             });
@@ -554,6 +573,120 @@ impl Runner {
         }
         .await;
         self.finish(label, indexes.len(), started.elapsed(), result)
+    }
+
+    /// A dialect's step that runs hooks deletes the ones left from an earlier run first, as
+    /// the default policy does (Helm's `before-hook-creation`, Argo CD's `BeforeHookCreation`):
+    /// a Job's spec cannot change.
+    async fn recreate_hooks(
+        &self,
+        record: &Record,
+        label: &str,
+        indexes: &[usize],
+    ) -> Result<(), RunError> {
+        let argo = record.dialect.as_deref() == Some("argo");
+        let hooks: Vec<usize> = indexes
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let item = &record.items[i];
+                let helm = item.hook.as_ref().is_some_and(|h| {
+                    h.delete_policies.is_empty()
+                        || h.delete_policies
+                            .iter()
+                            .any(|p| p == "before-hook-creation")
+                });
+                helm || (argo && argo_recreates(&item.object))
+            })
+            .collect();
+        if !hooks.is_empty() {
+            self.delete_and_wait(record, &hooks, label, false).await?;
+        }
+        Ok(())
+    }
+
+    /// Applies `indexes` in kind order; those with external dependencies (werf) only once
+    /// every object they name exists, the others meanwhile. Targets in the order of `indexes`.
+    async fn apply_after_external(
+        &self,
+        record: &Record,
+        label: &str,
+        indexes: &[usize],
+    ) -> Result<Vec<Target>, RunError> {
+        let (waiting, free): (Vec<usize>, Vec<usize>) = indexes
+            .iter()
+            .partition(|i| record.external.get(i).is_some_and(|e| !e.is_empty()));
+        if waiting.is_empty() {
+            return self.apply_in_kind_order(record, indexes).await;
+        }
+        let later = async {
+            let mut targets = Vec::new();
+            for &i in &waiting {
+                for external in record.external.get(&i).into_iter().flatten() {
+                    targets.push(self.external_target(record, i, external).await?);
+                }
+            }
+            self.wait(&format!("{label} (external dependencies)"), &targets)
+                .await?;
+            self.apply_in_kind_order(record, &waiting).await
+        };
+        let (now, later) =
+            futures_util::future::join(self.apply_in_kind_order(record, &free), later).await;
+        let mut by_index: BTreeMap<usize, Target> = free
+            .iter()
+            .copied()
+            .zip(now?)
+            .chain(waiting.iter().copied().zip(later?))
+            .collect();
+        Ok(indexes.iter().filter_map(|i| by_index.remove(i)).collect())
+    }
+
+    /// An object outside the release that item `index` waits to exist.
+    async fn external_target(
+        &self,
+        record: &Record,
+        index: usize,
+        external: &crate::plan::External,
+    ) -> Result<Target, RunError> {
+        use crate::plan::ExternalType;
+        let kind = match &external.target {
+            ExternalType::Kind { api_version, kind } => {
+                self.cluster.resolve(api_version, kind, false).await
+            }
+            ExternalType::Resource {
+                resource,
+                version,
+                group,
+            } => {
+                self.cluster
+                    .resolve_resource(resource, version.as_deref(), group.as_deref())
+                    .await
+            }
+        }
+        .map_err(|error| RunError::Cluster {
+            resource: Some(format!(
+                "{} ({} {})",
+                record.items[index].label(),
+                external.key,
+                external.label()
+            )),
+            error,
+        })?;
+        let namespace = kind.namespaced.then(|| {
+            external
+                .namespace
+                .clone()
+                .unwrap_or_else(|| record.namespace.clone())
+        });
+        Ok(Target {
+            kind,
+            namespace,
+            name: external.name.clone(),
+            readiness: Some(Arc::new(crate::readiness::Readiness::Exists(
+                crate::readiness::Exists,
+            ))),
+            goal: Goal::Ready,
+        })
     }
 
     fn finish(
@@ -605,7 +738,13 @@ impl Runner {
     }
 
     /// The hooks of one event, by weight, name, kind, honouring `helm.sh/hook-delete-policy`.
+    /// A release applied in a dialect runs the hooks its tool installs inside its steps, and
+    /// no others on install, upgrade or rollback (Argo's `Skip`, werf's `deploy-on` elsewhere);
+    /// only the delete events run Helm's hooks.
     pub async fn hooks(&self, record: &Record, event: &str) -> Result<(), RunError> {
+        if record.dialect.is_some() && !event.ends_with("-delete") {
+            return Ok(());
+        }
         for &i in &record.hooks {
             let item = &record.items[i];
             let Some(hook) = &item.hook else { continue };
@@ -869,6 +1008,20 @@ impl Runner {
     }
 }
 
+/// An Argo CD hook whose delete policy (`argocd.argoproj.io/hook-delete-policy`, default
+/// `BeforeHookCreation`) recreates it on every sync.
+fn argo_recreates(object: &Value) -> bool {
+    let annotations = &object["metadata"]["annotations"];
+    if annotations.get("argocd.argoproj.io/hook").is_none() {
+        return false;
+    }
+    annotations["argocd.argoproj.io/hook-delete-policy"]
+        .as_str()
+        .is_none_or(|p| {
+            p.trim().is_empty() || p.split(',').any(|p| p.trim() == "BeforeHookCreation")
+        })
+}
+
 /// The uninstall order of a record, the exact reverse of install (SPEC §2): plan steps
 /// reversed and the resources inside each step reversed (reverse kind order, reverse input
 /// order), then the hooks in reverse, and nothing of `crds/` (Helm never deletes CRDs).
@@ -938,6 +1091,9 @@ mod tests {
             plan_recorded: true,
             helm: serde_json::Map::new(),
             labels: std::collections::BTreeMap::new(),
+            dialect: None,
+            waits: std::collections::BTreeMap::new(),
+            external: std::collections::BTreeMap::new(),
             items,
             crds: Vec::new(),
             hooks,

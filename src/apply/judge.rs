@@ -9,7 +9,11 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use super::wait::{Goal, Judge, Target, Verdict};
-use crate::readiness::{Condition, ExprResult, Judgement, KstatusOptions, Readiness, Status};
+use crate::plan::Wait;
+use crate::readiness::{
+    AllPropertiesEqual, Condition, Exists, ExprResult, Judgement, Kstatus, KstatusOptions,
+    Readiness, Status,
+};
 
 /// Judges with the shared readiness engine.
 pub struct Engine;
@@ -26,6 +30,38 @@ pub fn readiness_of(object: &Value, goal: Goal, wait_for_jobs: bool) -> Result<R
         return Ok(Readiness::for_hook(options));
     }
     Readiness::for_object(object, options).map_err(|e| e.to_string())
+}
+
+/// The readiness a plan's wait asks for (a dialect's waits); `None`: not waited for.
+pub fn readiness_for(
+    object: &Value,
+    wait: &Wait,
+    wait_for_jobs: bool,
+) -> Result<Option<Readiness>, String> {
+    Ok(Some(match wait {
+        Wait::Ready => readiness_of(object, Goal::Ready, wait_for_jobs)?,
+        Wait::Complete => readiness_of(object, Goal::Complete, wait_for_jobs)?,
+        Wait::Status => Readiness::Kstatus(Kstatus {
+            options: KstatusOptions {
+                wait_for_jobs: true,
+                hook: false,
+            },
+        }),
+        Wait::Exists => Readiness::Exists(Exists),
+        Wait::Properties(pairs) => match AllPropertiesEqual::parse(pairs) {
+            Ok(Some(p)) => Readiness::Properties(p),
+            Ok(None) => return Ok(None),
+            Err((i, e)) => {
+                return Err(format!(
+                    "property {:?} cannot be read: {} (at byte {} of the path)",
+                    pairs.get(i).map(|(p, _)| p.as_str()).unwrap_or_default(),
+                    e.message,
+                    e.offset
+                ));
+            }
+        },
+        Wait::None => return Ok(None),
+    }))
 }
 
 fn observed(e: &ExprResult) -> String {

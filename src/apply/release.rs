@@ -18,8 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::deploy::Report;
 use crate::model::annotations::DEPENDS_ON_GROUPS;
-use crate::model::{Content, Model};
-use crate::plan::Plan;
+use crate::model::{Content, Model, Placement};
+use crate::plan::{External, Plan, Wait};
 
 /// One object of the release.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +111,13 @@ pub struct Record {
     pub helm: Map<String, Value>,
     /// Labels of the storage object other than Helm's own (`helm install --labels`).
     pub labels: BTreeMap<String, String>,
+    /// The dialect whose order and waits the plan follows (`None`: HIP-0025). A dialect's
+    /// steps may hold hooks, applied as the tool applies them.
+    pub dialect: Option<String>,
+    /// How each item is waited for when it is not [`Wait::Ready`] (by index into `items`).
+    pub waits: BTreeMap<usize, Wait>,
+    /// Objects outside the release each item waits to exist before it is applied.
+    pub external: BTreeMap<usize, Vec<External>>,
 }
 
 /// The `# Source:` line Helm puts before each document of a manifest.
@@ -190,6 +197,21 @@ impl Record {
         for s in &mut self.steps {
             remap(&mut s.resources);
         }
+        self.waits = std::mem::take(&mut self.waits)
+            .into_iter()
+            .map(|(i, w)| (new_index[i], w))
+            .collect();
+        self.external = std::mem::take(&mut self.external)
+            .into_iter()
+            .map(|(i, e)| (new_index[i], e))
+            .collect();
+    }
+
+    /// How an item is waited for once applied.
+    #[must_use]
+    pub fn wait_of(&self, index: usize) -> &Wait {
+        const READY: Wait = Wait::Ready;
+        self.waits.get(&index).unwrap_or(&READY)
     }
 
     /// The manifest Helm keeps: every non-hook object as rendered, each after its `# Source:`
@@ -249,6 +271,11 @@ impl Record {
         }
         if self.plan_recorded {
             let mut own = json!({"steps": self.steps});
+            if let Some(dialect) = &self.dialect {
+                own["dialect"] = json!(dialect);
+                own["waits"] = json!(self.waits.iter().collect::<Vec<_>>());
+                own["external"] = json!(self.external.iter().collect::<Vec<_>>());
+            }
             if let Some(report) = &self.report {
                 own["report"] = json!(report);
             }
@@ -300,13 +327,39 @@ impl Record {
         let mut record = from_model(&model, plan.as_ref(), &name, &namespace, false)
             .map_err(|e| format!("release {name} revision {revision}: {e}"))?;
         let own = release.remove("chartseq");
+        let dialect = own
+            .as_ref()
+            .and_then(|o| o["dialect"].as_str())
+            .map(str::to_owned);
         let recorded: Option<Vec<RecordedStep>> = own
             .as_ref()
             .and_then(|o| serde_json::from_value::<Vec<RecordedStep>>(o["steps"].clone()).ok())
-            .filter(|steps| plan_fits(&record, steps));
+            .filter(|steps| plan_fits(&record, steps, dialect.is_some()));
         if let Some(steps) = recorded {
             record.steps = steps;
             record.plan_recorded = true;
+            if let (Some(dialect), Some(o)) = (dialect, own.as_ref()) {
+                // A dialect's steps run its hooks; the others stay Helm's, by event.
+                let in_steps: std::collections::BTreeSet<usize> = record
+                    .steps
+                    .iter()
+                    .flat_map(|s| s.resources.iter().copied())
+                    .collect();
+                record.hooks.retain(|i| !in_steps.contains(i));
+                let n = record.items.len();
+                record.waits = serde_json::from_value::<Vec<(usize, Wait)>>(o["waits"].clone())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(i, _)| *i < n)
+                    .collect();
+                record.external =
+                    serde_json::from_value::<Vec<(usize, Vec<External>)>>(o["external"].clone())
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(i, _)| *i < n)
+                        .collect();
+                record.dialect = Some(dialect);
+            }
         }
         record.report = own.and_then(|o| serde_json::from_value(o["report"].clone()).ok());
         record.revision = revision;
@@ -346,21 +399,26 @@ impl Record {
 }
 
 /// Whether recorded steps describe this record's objects: every manifest object in exactly
-/// one step, nothing else.
-fn plan_fits(record: &Record, steps: &[RecordedStep]) -> bool {
+/// one step, nothing else. A dialect's steps may also hold hooks, and a hook may run in two
+/// of them (werf stages, Argo phases); a manifest object it never applies stays out.
+fn plan_fits(record: &Record, steps: &[RecordedStep], dialect: bool) -> bool {
     let mut seen = vec![false; record.items.len()];
     for s in steps {
         if s.after.iter().any(|&a| a >= steps.len()) {
             return false;
         }
         for &i in &s.resources {
-            if i >= seen.len() || seen[i] || !record.is_manifest(i) {
+            if i >= seen.len() || record.crds.contains(&i) {
+                return false;
+            }
+            let hook = record.items[i].hook.is_some();
+            if !dialect && (seen[i] || hook) {
                 return false;
             }
             seen[i] = true;
         }
     }
-    (0..seen.len()).all(|i| seen[i] || !record.is_manifest(i))
+    dialect || (0..seen.len()).all(|i| seen[i] || !record.is_manifest(i))
 }
 
 fn document(out: &mut String, item: &Item) {
@@ -468,7 +526,9 @@ fn from_model(
     let pick = |docs: &[usize]| -> Vec<usize> {
         docs.iter().filter_map(|d| by_doc.get(d).copied()).collect()
     };
-    let (steps, crds, hooks) = if let Some(plan) = plan {
+    let (steps, crds, hooks) = if let Some(plan) = plan.filter(|p| p.dialect.release_wide()) {
+        dialect_steps(model, plan, &items, &pick)
+    } else if let Some(plan) = plan {
         let steps = plan
             .steps
             .iter()
@@ -524,9 +584,100 @@ fn from_model(
         plan_recorded: false,
         helm: Map::new(),
         labels: BTreeMap::new(),
+        dialect: None,
+        waits: BTreeMap::new(),
+        external: BTreeMap::new(),
     };
+    if let Some(plan) = plan.filter(|p| p.dialect.release_wide()) {
+        record.dialect = Some(plan.dialect.name().to_owned());
+        for (doc, &i) in &by_doc {
+            // `crds/` documents are Helm's whatever the dialect: waited established.
+            if model.documents[*doc].placement == Placement::Crd {
+                continue;
+            }
+            let wait = plan.wait_of(*doc);
+            if *wait != Wait::Ready {
+                record.waits.insert(i, wait.clone());
+            }
+            if let Some(external) = plan.external.get(doc) {
+                record.external.insert(i, external.clone());
+            }
+        }
+    }
     record.normalize(by_plan);
     Ok(record)
+}
+
+type Steps = (Vec<RecordedStep>, Vec<usize>, Vec<usize>);
+
+/// A dialect's plan as recorded steps. What it applies before its pre-install hooks (the
+/// plan's `crds`) becomes a first step the others wait for; documents from `crds/` stay
+/// Helm's, whatever the dialect says: created first, never changed or deleted (their custom
+/// resources would go with them). Its steps run its hooks; hooks in none of them stay Helm's,
+/// run by event (pre-delete on uninstall, …).
+fn dialect_steps(
+    model: &Model,
+    plan: &Plan,
+    items: &[Item],
+    pick: &dyn Fn(&[usize]) -> Vec<usize>,
+) -> Steps {
+    let from_crds_dir = |d: &usize| model.documents[*d].placement == Placement::Crd;
+    let templated = |docs: &[usize]| -> Vec<usize> {
+        pick(
+            &docs
+                .iter()
+                .copied()
+                .filter(|d| !from_crds_dir(d))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let crds: Vec<usize> = pick(
+        &model
+            .documents
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.placement == Placement::Crd)
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>(),
+    );
+    let first = templated(&plan.crds);
+    let shift = usize::from(!first.is_empty());
+    let mut steps = Vec::with_capacity(plan.steps.len() + shift);
+    if shift == 1 {
+        steps.push(RecordedStep {
+            label: format!("{} (before hooks)", plan.dialect.name()),
+            resources: first,
+            after: Vec::new(),
+        });
+    }
+    for s in &plan.steps {
+        let mut after: Vec<usize> = s.after.iter().map(|a| a + shift).collect();
+        if after.is_empty() && shift == 1 {
+            after.push(0);
+        }
+        steps.push(RecordedStep {
+            label: s.group.as_deref().unwrap_or("(not objects)").to_owned(),
+            resources: templated(&s.resources),
+            after,
+        });
+    }
+    let in_steps: std::collections::BTreeSet<usize> = steps
+        .iter()
+        .flat_map(|s| s.resources.iter().copied())
+        .collect();
+    let mut hooks: Vec<usize> = (0..items.len())
+        .filter(|i| items[*i].hook.is_some() && !in_steps.contains(i))
+        .collect();
+    // Helm's hook order: weight, name, kind.
+    hooks.sort_by_key(|&i| {
+        let item = &items[i];
+        (
+            item.hook.as_ref().map_or(0, |h| h.weight),
+            item.name.clone(),
+            item.kind.clone(),
+        )
+    });
+    (steps, crds, hooks)
 }
 
 /// A document's text without the `# Source:` comment Helm writes above it.

@@ -80,6 +80,8 @@ pub struct ApplySettings {
     pub no_lint: bool,
     /// `--history-max`; 0 keeps every revision.
     pub history_max: usize,
+    /// Whose order and waits to deploy in (`--dialect`; `auto`: the one the chart carries).
+    pub dialect: plan::detect::Choice,
 }
 
 /// `chartseq list` settings.
@@ -539,6 +541,15 @@ pub fn apply(
         settings.take_ownership,
     )?;
     let model = model::load(&settings.input)?;
+    let dialect = settings
+        .dialect
+        .resolve(&model)
+        .map_err(|mixed| Failure::Tool(Error::new(mixed.message(&model))))?;
+    if dialect == plan::Dialect::Kapp {
+        return Err(Failure::Tool(Error::new(
+            "the chart is ordered for kapp, whose order chartseq does not read yet; choose another --dialect",
+        )));
+    }
     if !settings.no_lint
         && super::lint::gate(
             &model,
@@ -561,7 +572,7 @@ pub fn apply(
         )?;
         return Ok(Outcome::Findings);
     }
-    let plan = match plan::plan(&model) {
+    let plan = match plan::plan_in(&model, dialect) {
         Ok(p) => p,
         Err(e) => {
             super::write_plan_error(err, &model, &e)?;

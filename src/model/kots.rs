@@ -11,7 +11,8 @@
 //!   split on every `,`, each piece split at its first `=`, nothing trimmed; a piece without `=`
 //!   is logged and skipped. KOTS then waits for every pair in turn: the path, written without
 //!   braces, is wrapped as `{ <path> }` and evaluated with client-go's `JSONPath` on the whole
-//!   object; a pair holds when the printed result equals the value exactly. An empty path or a
+//!   object; a pair holds when the printed result equals the value exactly, and a path that
+//!   finds nothing is no match (judged by `readiness::AllPropertiesEqual`). An empty path or a
 //!   path that does not parse aborts the deploy at that object.
 //!
 //! KOTS decodes a manifest into client-go's `Unstructured`, whose `GetAnnotations` returns no
@@ -67,22 +68,6 @@ pub struct WaitForProperty {
     /// `{ <path> }` parsed as KOTS parses it; `None` when KOTS refuses the pair (see
     /// [`Kots::rejected`]).
     pub jsonpath: Option<JsonPath>,
-}
-
-impl WaitForProperty {
-    /// Whether the pair holds on `object` (the whole object, as read from the cluster) as KOTS
-    /// judges it: the printed result equals the value exactly. A path that finds nothing
-    /// prints nothing, so it holds only for an empty value; a pair KOTS refuses never holds.
-    #[must_use]
-    pub fn holds(&self, object: &serde_json::Value) -> bool {
-        let Some(path) = &self.jsonpath else {
-            return false;
-        };
-        let printed = path
-            .execute(object, jsonpath::ExecOptions::default())
-            .unwrap_or_default();
-        printed == self.value.value
-    }
 }
 
 /// A value KOTS refuses: the deploy aborts when it reaches the object.
@@ -361,36 +346,6 @@ mod tests {
         // Empty: no wait at all.
         let k = Kots::read(&[ann(WAIT_FOR_PROPERTIES, "", 1)], None);
         assert!(!k.waits() && k.rejected.is_empty());
-    }
-
-    #[test]
-    fn pairs_hold_on_exact_printed_values_anywhere_in_the_object() {
-        let k = Kots::read(
-            &[ann(
-                WAIT_FOR_PROPERTIES,
-                ".status.ready=true,.status.something-else=1,.spec.replicas=3,.status.gone=",
-                1,
-            )],
-            None,
-        );
-        let object = serde_json::json!({
-            "spec": {"replicas": 3},
-            "status": {"ready": true, "something-else": 1},
-        });
-        let held: Vec<bool> = k
-            .wait_for_properties
-            .iter()
-            .map(|p| p.holds(&object))
-            .collect();
-        assert_eq!(held, [true, true, true, true]);
-        let before = serde_json::json!({"status": {"ready": "True", "something-else": 1.5}});
-        let held: Vec<bool> = k
-            .wait_for_properties
-            .iter()
-            .map(|p| p.holds(&before))
-            .collect();
-        // String equality: "True" is not "true"; a missing field prints nothing.
-        assert_eq!(held, [false, false, false, true]);
     }
 
     #[test]

@@ -186,6 +186,104 @@ impl Werf {
     }
 }
 
+const EXTERNAL_SUFFIX: &str = ".external-dependency.werf.io";
+const EXTERNAL_RESOURCE_SUFFIX: &str = ".external-dependency.werf.io/resource";
+const EXTERNAL_NAMESPACE_SUFFIX: &str = ".external-dependency.werf.io/namespace";
+
+/// The `<id>` of `<id><suffix>`, when the key has that form with a non-empty id.
+fn external_id<'k>(key: &'k str, suffix: &str) -> Option<&'k str> {
+    key.strip_suffix(suffix).filter(|id| !id.is_empty())
+}
+
+/// werf's external dependencies of one object (DIALECTS.md §1.1, §1.4): objects outside the
+/// release that nelm waits to **exist** before it deploys the object.
+///
+/// - `<id>.external-dependency.werf.io: apiVersion:kind[:namespace]:name`;
+/// - `<id>.external-dependency.werf.io/resource: <type>[.<version>.<group>]/<name>` (a kubectl
+///   resource type, resolved through discovery) with `<id>.external-dependency.werf.io/namespace`.
+///
+/// Values are trimmed as werf trims them; in id order. A value werf rejects is skipped here:
+/// the plan refuses it elsewhere.
+#[must_use]
+pub fn external_dependencies(annotations: &[Annotation]) -> Vec<crate::plan::External> {
+    use crate::plan::{External, ExternalType};
+    let value = |key: &str| {
+        annotations
+            .iter()
+            .rev()
+            .find(|a| a.key == key)
+            .and_then(|a| a.value.as_str())
+            .map(str::trim)
+    };
+    let mut ids: Vec<(&str, &str)> = annotations
+        .iter()
+        .filter_map(|a| {
+            external_id(&a.key, EXTERNAL_SUFFIX)
+                .map(|id| (id, a.key.as_str()))
+                .or_else(|| {
+                    external_id(&a.key, EXTERNAL_RESOURCE_SUFFIX).map(|id| (id, a.key.as_str()))
+                })
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut out = Vec::new();
+    for (id, key) in ids {
+        let Some(raw) = value(key) else { continue };
+        if key.ends_with(EXTERNAL_SUFFIX) {
+            let parts: Vec<&str> = raw.split(':').collect();
+            let (api_version, kind, namespace, name) = match parts.as_slice() {
+                [a, k, n] => (*a, *k, None, *n),
+                [a, k, ns, n] => (*a, *k, Some(*ns), *n),
+                _ => continue,
+            };
+            if [api_version, kind, name].iter().any(|p| p.is_empty()) {
+                continue;
+            }
+            out.push(External {
+                target: ExternalType::Kind {
+                    api_version: api_version.to_owned(),
+                    kind: kind.to_owned(),
+                },
+                namespace: namespace.filter(|n| !n.is_empty()).map(str::to_owned),
+                name: name.to_owned(),
+                key: key.to_owned(),
+            });
+        } else {
+            let Some((ty, name)) = raw.split_once('/') else {
+                continue;
+            };
+            if name.is_empty() || name.contains('/') || ty.is_empty() || ty == "all" {
+                continue;
+            }
+            let mut dotted = ty.splitn(3, '.');
+            let resource = dotted.next().unwrap_or_default();
+            let (version, group) = match (dotted.next(), dotted.next()) {
+                (None, _) => (None, None),
+                (Some(g), None) => (None, Some(g)),
+                (Some(v), Some(g)) => (Some(v), Some(g)),
+            };
+            if resource.is_empty() || [version, group].iter().flatten().any(|p| p.is_empty()) {
+                continue;
+            }
+            let namespace = value(&format!("{id}{EXTERNAL_NAMESPACE_SUFFIX}"))
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned);
+            out.push(External {
+                target: ExternalType::Resource {
+                    resource: resource.to_owned(),
+                    version: version.map(str::to_owned),
+                    group: group.map(str::to_owned),
+                },
+                namespace,
+                name: name.to_owned(),
+                key: key.to_owned(),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +386,57 @@ mod tests {
         }
         let w = Werf::read(&[ann(".dependency.werf.io", "x", 2)], false);
         assert_eq!(w.weight, Some(0));
+    }
+
+    #[test]
+    fn external_dependencies_in_both_forms() {
+        use crate::plan::ExternalType;
+        let deps = external_dependencies(&[
+            ann(
+                "sa.external-dependency.werf.io/resource",
+                "serviceaccount/default",
+                1,
+            ),
+            ann(
+                "cert.external-dependency.werf.io",
+                "cert-manager.io/v1:Certificate:tls",
+                2,
+            ),
+            ann(
+                "db.external-dependency.werf.io/resource",
+                " deployments.v1.apps/db ",
+                3,
+            ),
+            ann("db.external-dependency.werf.io/namespace", "data", 4),
+            ann("x.external-dependency.werf.io", "v1:Secret:other:creds", 5),
+            // Rejected by werf: skipped here.
+            ann("bad.external-dependency.werf.io", "v1:Secret", 6),
+            ann("all.external-dependency.werf.io/resource", "all/x", 7),
+        ]);
+        let labels: Vec<String> = deps.iter().map(crate::plan::External::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "Certificate/tls",
+                "deployments/db (namespace data)",
+                "serviceaccount/default",
+                "Secret/creds (namespace other)",
+            ]
+        );
+        assert_eq!(
+            deps[1].target,
+            ExternalType::Resource {
+                resource: "deployments".into(),
+                version: Some("v1".into()),
+                group: Some("apps".into())
+            }
+        );
+        assert_eq!(
+            deps[0].target,
+            ExternalType::Kind {
+                api_version: "cert-manager.io/v1".into(),
+                kind: "Certificate".into()
+            }
+        );
     }
 }

@@ -9,10 +9,15 @@
 //! before the hooks. Waves span the whole release, subcharts and `crds/` included (Argo renders
 //! with `--include-crds`). Skipped objects, hooks with no sync phase and `SyncFail` hooks are
 //! not applied on install.
+//!
+//! Waits (§2.4), for `apply`: a hook runs to completion; any other resource must be healthy
+//! before the next wave starts — except in the last wave when it holds no hook (Argo reports
+//! the sync done once it is applied) and in a sync of a single wave. Argo's health checks are
+//! stood in for by kstatus with Jobs counted once complete.
 
 use crate::model::argo::Phase;
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Dialect, Plan, Step};
+use crate::plan::{Dialect, Plan, Step, Wait};
 
 /// Argo CD's `kindOrder` (`sync_tasks.go`): Helm's install order without its first kind
 /// (`PriorityClass`) and its last two (the webhook configurations).
@@ -127,6 +132,7 @@ pub fn plan(model: &Model) -> Plan {
             }
         }
     }
+    set_waits(model, &mut plan);
     // Documents that are not objects: Argo would fail on them; listed last, as HIP does.
     if !not_objects.is_empty() {
         let after = plan.steps.len().checked_sub(1).into_iter().collect();
@@ -138,6 +144,30 @@ pub fn plan(model: &Model) -> Plan {
         });
     }
     plan
+}
+
+/// Argo's waits between waves: hooks complete; other resources healthy, unless nothing
+/// follows them (the last wave without a hook) or the sync has one wave only.
+fn set_waits(model: &Model, plan: &mut Plan) {
+    let is_hook = |d: DocId| model.resource(d).is_some_and(|r| r.argo.is_hook);
+    let multi_step = plan.steps.len() > 1;
+    let last = plan.steps.len().checked_sub(1);
+    for (i, step) in plan.steps.iter().enumerate() {
+        let final_without_hooks = Some(i) == last && !step.resources.iter().any(|&d| is_hook(d));
+        for &d in &step.resources {
+            let wait = if is_hook(d) {
+                Wait::Complete
+            } else if !multi_step || final_without_hooks {
+                Wait::None
+            } else {
+                Wait::Status
+            };
+            plan.waits.insert(d, wait);
+        }
+    }
+    for &d in &plan.crds {
+        plan.waits.insert(d, Wait::Status);
+    }
 }
 
 type Key = fn(&Model, &Task) -> Option<String>;

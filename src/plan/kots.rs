@@ -11,11 +11,14 @@
 //! them. Phases span the whole release. Helm hooks are ordinary manifests to KOTS; `crds/` is
 //! part of the order. A chart KOTS hands to Helm (`kots.io/v1beta2`, or `useHelmInstall: true`)
 //! is installed in Helm's order instead, where KOTS reads none of these annotations.
+//!
+//! Waits, for `apply`: only the annotated objects ([`crate::plan::wait`]); every other object
+//! is applied and not waited for.
 
 use std::collections::BTreeMap;
 
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step};
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step, Wait};
 
 /// KOTS's `KindCreationOrder` (`pkg/operator/client/resource.go`, "inspired by Helm v3.15.4"):
 /// Helm's install order without its last two kinds (the webhook configurations).
@@ -64,6 +67,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                     .entry(r.kots.creation_phase.value)
                     .or_default()
                     .push(doc);
+                plan.waits.insert(doc, wait_of(r));
             }
             Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
         }
@@ -94,6 +98,25 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
         });
     }
     Ok(plan)
+}
+
+/// What KOTS waits for after applying an object: its properties when it names any (KOTS
+/// waits for readiness first, which for a kind it reads by existence is the same), else its
+/// readiness when asked, else nothing.
+fn wait_of(r: &crate::model::Resource) -> Wait {
+    if !r.kots.wait_for_properties.is_empty() {
+        Wait::Properties(
+            r.kots
+                .wait_for_properties
+                .iter()
+                .map(|p| (p.path.value.clone(), p.value.value.clone()))
+                .collect(),
+        )
+    } else if r.kots.wait_for_ready {
+        Wait::kots_ready(&r.id.kind)
+    } else {
+        Wait::None
+    }
 }
 
 #[cfg(test)]

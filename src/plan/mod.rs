@@ -12,6 +12,7 @@ pub mod draft;
 pub mod graph;
 pub mod kots;
 pub mod output;
+pub mod wait;
 pub mod werf;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +22,7 @@ use crate::model::kinds::install_rank;
 use crate::model::{ChartId, Content, DocId, Model, Placement, ResourceId};
 use crate::source::Loc;
 use graph::DepGraph;
+pub use wait::{External, ExternalType, Wait};
 
 /// Subcharts with the subcharts each waits for (effective names).
 type Deps = BTreeMap<String, Vec<String>>;
@@ -227,6 +229,21 @@ pub struct Plan {
     /// Resources the dialect's tool never applies on install (Argo: `Skip`, hooks without a
     /// sync phase, `SyncFail` hooks), in input order. Always empty for HIP.
     pub not_installed: Vec<DocId>,
+    /// How `apply` waits for each resource, as the plan's tool waits ([`wait`]); a resource
+    /// without an entry gets [`Wait::Ready`] (HIP-0025's rule). Always empty for HIP.
+    pub waits: BTreeMap<DocId, Wait>,
+    /// Objects outside the release each resource waits to exist before it is applied (werf's
+    /// external dependencies). Always empty for HIP.
+    pub external: BTreeMap<DocId, Vec<External>>,
+}
+
+impl Plan {
+    /// How `apply` waits for a resource once it is applied.
+    #[must_use]
+    pub fn wait_of(&self, doc: DocId) -> &Wait {
+        const READY: Wait = Wait::Ready;
+        self.waits.get(&doc).unwrap_or(&READY)
+    }
 }
 
 impl Plan {

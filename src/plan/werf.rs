@@ -9,7 +9,10 @@
 
 use crate::model::werf::Stage;
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step};
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step, Wait};
+
+/// `werf.io/track-termination-mode`: `NonBlocking` resources are never waited for.
+const TRACK_TERMINATION_MODE: &str = "werf.io/track-termination-mode";
 
 /// The step name of a stage's weight, or of its floating resources (`None`).
 #[must_use]
@@ -56,6 +59,13 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                 );
                 for &stage in &r.werf.stages {
                     placed.push((stage, r.werf.weight, key.clone(), doc));
+                }
+                if !r.werf.stages.is_empty() {
+                    plan.waits.insert(doc, wait_of(r));
+                    let external = crate::model::werf::external_dependencies(&r.annotations);
+                    if !external.is_empty() {
+                        plan.external.insert(doc, external);
+                    }
                 }
             }
             Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
@@ -119,4 +129,25 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
         });
     }
     Ok(plan)
+}
+
+/// How werf waits for a resource it applied: kubedog tracks it until ready (a Job until it
+/// completes), a hook until it has run; `NonBlocking` ones are not waited for.
+fn wait_of(r: &crate::model::Resource) -> Wait {
+    let non_blocking = r
+        .annotation(TRACK_TERMINATION_MODE)
+        .and_then(|a| a.value.as_str())
+        .is_some_and(|v| v.trim() == "NonBlocking");
+    let hook = r
+        .werf
+        .stages
+        .iter()
+        .any(|s| matches!(s, Stage::PreInstall | Stage::PostInstall));
+    if non_blocking {
+        Wait::None
+    } else if hook {
+        Wait::Complete
+    } else {
+        Wait::Status
+    }
 }

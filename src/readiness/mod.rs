@@ -3,13 +3,16 @@
 //! One engine serves lint (which validates expressions with [`expr::parse`]) and `apply`
 //! (which evaluates the very same parsed [`expr::Expression`]s): the kubectl `JSONPath`
 //! dialect in [`jsonpath`], HIP-0025 expressions in [`expr`], the kstatus rules in
-//! [`kstatus`]. Both engines are [`Condition`]s judging a `serde_json::Value`; [`Readiness`]
-//! picks one per object the way Helm does: custom expressions when both annotations are
-//! present and non-empty, kstatus otherwise; a hook always gets kstatus (its readiness
-//! annotations are ignored). No I/O happens here, not even the clock: callers pass the
-//! instant to judge at.
+//! [`kstatus`], and the conditions other tools wait on in [`conditions`] (an object exists;
+//! every `path=value` pair holds). Every engine is a [`Condition`] judging a
+//! `serde_json::Value`; [`Readiness`] picks one per object the way Helm does: custom
+//! expressions when both annotations are present and non-empty, kstatus otherwise; a hook
+//! always gets kstatus (its readiness annotations are ignored). A deployer following another
+//! tool's waits builds [`Readiness::Exists`] or [`Readiness::Properties`] instead. No I/O
+//! happens here, not even the clock: callers pass the instant to judge at.
 
 pub mod clock;
+pub mod conditions;
 pub mod expr;
 mod gofmt;
 pub mod jsonpath;
@@ -23,6 +26,7 @@ use serde_json::Value;
 use crate::model::annotations::{
     AnnotationValue, HOOK, READINESS_FAILURE, READINESS_SUCCESS, parse_name_list,
 };
+pub use conditions::{AllPropertiesEqual, Exists, PropertyPair};
 use expr::Expression;
 pub use kstatus::KstatusOptions;
 
@@ -56,6 +60,10 @@ impl fmt::Display for Status {
 pub enum Engine {
     Custom,
     Kstatus,
+    /// The object exists ([`Exists`]).
+    Exists,
+    /// Every `path=value` pair holds ([`AllPropertiesEqual`]).
+    Properties,
 }
 
 impl Engine {
@@ -64,6 +72,8 @@ impl Engine {
         match self {
             Engine::Custom => "custom",
             Engine::Kstatus => "kstatus",
+            Engine::Exists => "exists",
+            Engine::Properties => "all-properties-equal",
         }
     }
 }
@@ -274,11 +284,16 @@ impl Condition for Kstatus {
     }
 }
 
-/// The readiness of one object: custom expressions or kstatus.
+/// The readiness of one object: custom expressions or kstatus (HIP-0025), or a condition
+/// another tool waits on.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Readiness {
     Custom(Custom),
     Kstatus(Kstatus),
+    /// Ready once it exists.
+    Exists(Exists),
+    /// Ready once every `path=value` pair holds.
+    Properties(AllPropertiesEqual),
 }
 
 impl Condition for Readiness {
@@ -286,6 +301,8 @@ impl Condition for Readiness {
         match self {
             Readiness::Custom(c) => c.judge(object, now),
             Readiness::Kstatus(k) => k.judge(object, now),
+            Readiness::Exists(e) => e.judge(object, now),
+            Readiness::Properties(p) => p.judge(object, now),
         }
     }
 
@@ -293,6 +310,8 @@ impl Condition for Readiness {
         match self {
             Readiness::Custom(c) => c.status(object, now),
             Readiness::Kstatus(k) => k.status(object, now),
+            Readiness::Exists(e) => e.status(object, now),
+            Readiness::Properties(p) => p.status(object, now),
         }
     }
 }

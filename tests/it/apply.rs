@@ -6,6 +6,7 @@
 mod apiserver;
 
 mod deploy;
+mod dialects;
 mod e2e;
 mod failures;
 mod helm;

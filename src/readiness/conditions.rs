@@ -1,0 +1,254 @@
+//! Readiness conditions other tools wait on, judged by the same engine as HIP-0025's
+//! (DIALECTS.md §1.4, §4.1): [`Exists`] (an object is there at all: werf's external
+//! dependencies, KOTS' "ready" for kinds it has no status informer for) and
+//! [`AllPropertiesEqual`] (KOTS `kots.io/wait-for-properties`: every `path=value` pair holds).
+//!
+//! KOTS reads each path as client-go's `JSONPath` wrapped in `{ … }`, on the **whole object**
+//! (`.status.x`, `.spec.x`, `.metadata.x` alike), prints the result as kubectl does, and
+//! compares that text with the value **exactly** (no number or boolean typing, no trimming).
+//! A path that does not resolve is no match (KOTS logs it and polls again); there is no failure
+//! condition, so such a wait is ready or in progress, never failed.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::jsonpath::{self, ExecOptions, JsonPath};
+use super::{Condition, Engine, ExprKind, ExprResult, Judgement, Status};
+
+/// Ready as soon as the object exists: whoever calls it has found the object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exists;
+
+impl Condition for Exists {
+    fn judge(&self, _object: &Value, _now: SystemTime) -> Judgement {
+        Judgement {
+            status: Status::Ready,
+            engine: Engine::Exists,
+            reason: "the object exists".to_owned(),
+            expressions: Vec::new(),
+        }
+    }
+
+    fn status(&self, _object: &Value, _now: SystemTime) -> Status {
+        Status::Ready
+    }
+}
+
+/// One `path=value` pair of `kots.io/wait-for-properties`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropertyPair {
+    /// The path as written (without braces), e.g. `.status.ready`.
+    pub path_text: String,
+    path: JsonPath,
+    /// The exact text the printed path must equal.
+    pub value: String,
+}
+
+impl PropertyPair {
+    /// Parses the path as KOTS does: wrapped as `{ <path> }` and read by client-go's parser.
+    pub fn new(path: &str, value: &str) -> Result<Self, jsonpath::PathError> {
+        let template = format!("{{ {path} }}");
+        let parsed = jsonpath::parse(&template).map_err(|mut e| {
+            // Offsets count in the path as written, not in the wrapped template.
+            e.offset = e.offset.saturating_sub(2).min(path.len());
+            e
+        })?;
+        Ok(Self {
+            path_text: path.to_owned(),
+            path: parsed,
+            value: value.to_owned(),
+        })
+    }
+
+    /// `path=value`, as written in the annotation.
+    #[must_use]
+    pub fn text(&self) -> String {
+        format!("{}={}", self.path_text, self.value)
+    }
+
+    /// The printed value of the path on the whole object (`None`: it does not resolve) and
+    /// whether it equals the value exactly.
+    fn observe(&self, object: &Value) -> (Option<String>, bool) {
+        match self.path.execute(object, ExecOptions::default()) {
+            Ok(printed) => {
+                let met = printed == self.value;
+                (Some(printed), met)
+            }
+            Err(_) => (None, false),
+        }
+    }
+}
+
+/// Every pair must hold (KOTS waits for them one after another: all of them, AND).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllPropertiesEqual {
+    pairs: Vec<PropertyPair>,
+}
+
+impl AllPropertiesEqual {
+    /// At least one pair; `None` for none (nothing to wait for).
+    #[must_use]
+    pub fn new(pairs: Vec<PropertyPair>) -> Option<Self> {
+        (!pairs.is_empty()).then_some(Self { pairs })
+    }
+
+    /// Parses `(path, value)` pairs; the first path that does not parse is the error, with
+    /// its pair's position.
+    pub fn parse<P: AsRef<str>, V: AsRef<str>>(
+        pairs: &[(P, V)],
+    ) -> Result<Option<Self>, (usize, jsonpath::PathError)> {
+        let parsed = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (p, v))| PropertyPair::new(p.as_ref(), v.as_ref()).map_err(|e| (i, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::new(parsed))
+    }
+
+    #[must_use]
+    pub fn pairs(&self) -> &[PropertyPair] {
+        &self.pairs
+    }
+}
+
+impl Condition for AllPropertiesEqual {
+    fn judge(&self, object: &Value, _now: SystemTime) -> Judgement {
+        let expressions: Vec<ExprResult> = self
+            .pairs
+            .iter()
+            .map(|pair| {
+                let (observed, met) = pair.observe(object);
+                ExprResult {
+                    expr: pair.text(),
+                    kind: ExprKind::Success,
+                    observed,
+                    met,
+                    note: None,
+                }
+            })
+            .collect();
+        let unmet = expressions.iter().filter(|e| !e.met).count();
+        let (status, reason) = if unmet == 0 {
+            (Status::Ready, "every property has its value".to_owned())
+        } else {
+            (
+                Status::InProgress,
+                format!(
+                    "{unmet} of {} properties not equal to their value yet",
+                    expressions.len()
+                ),
+            )
+        };
+        Judgement {
+            status,
+            engine: Engine::Properties,
+            reason,
+            expressions,
+        }
+    }
+
+    fn status(&self, object: &Value, _now: SystemTime) -> Status {
+        if self.pairs.iter().all(|p| p.observe(object).1) {
+            Status::Ready
+        } else {
+            Status::InProgress
+        }
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "test inputs are fixed")]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const NOW: SystemTime = SystemTime::UNIX_EPOCH;
+
+    fn props(pairs: &[(&str, &str)]) -> AllPropertiesEqual {
+        AllPropertiesEqual::parse(pairs).unwrap().unwrap()
+    }
+
+    #[test]
+    fn exists_is_ready_whatever_the_object_says() {
+        let failing = json!({"kind": "Job", "status": {"conditions": [{"type": "Failed", "status": "True"}]}});
+        let j = Exists.judge(&failing, NOW);
+        assert_eq!((j.status, j.engine), (Status::Ready, Engine::Exists));
+        assert_eq!(Exists.status(&json!({}), NOW), Status::Ready);
+    }
+
+    #[test]
+    fn every_pair_must_hold() {
+        // KOTS' own test input: `.status.ready=true,.status.something-else=1`.
+        let c = props(&[(".status.ready", "true"), (".status.something-else", "1")]);
+        let half = json!({"status": {"ready": true, "something-else": 2}});
+        let j = c.judge(&half, NOW);
+        assert_eq!(j.status, Status::InProgress);
+        assert_eq!(j.engine, Engine::Properties);
+        assert_eq!(j.expressions.len(), 2);
+        assert!(j.expressions[0].met);
+        assert_eq!(j.expressions[1].observed.as_deref(), Some("2"));
+        assert!(!j.expressions[1].met);
+        assert_eq!(c.status(&half, NOW), Status::InProgress);
+        let both = json!({"status": {"ready": true, "something-else": 1}});
+        assert_eq!(c.judge(&both, NOW).status, Status::Ready);
+        assert_eq!(c.status(&both, NOW), Status::Ready);
+    }
+
+    #[test]
+    fn paths_read_the_whole_object_not_only_status() {
+        let c = props(&[(".spec.replicas", "3"), (".metadata.labels.tier", "db")]);
+        let o = json!({"metadata": {"labels": {"tier": "db"}}, "spec": {"replicas": 3}});
+        assert_eq!(c.status(&o, NOW), Status::Ready);
+        // No `.status` at all is no reason to wait when no path reads it.
+        assert!(o.get("status").is_none());
+    }
+
+    #[test]
+    fn values_compare_as_exact_text() {
+        // `True` is not `true`, `01` is not `1`, and a space counts.
+        for (value, object) in [
+            ("True", json!({"status": {"ready": true}})),
+            ("01", json!({"status": {"ready": 1}})),
+            ("1", json!({"status": {"ready": " 1"}})),
+        ] {
+            let c = props(&[(".status.ready", value)]);
+            assert_eq!(
+                c.status(&object, NOW),
+                Status::InProgress,
+                "{value} {object}"
+            );
+        }
+        // Numbers print as Go prints them: 1.0 is `1`.
+        let c = props(&[(".status.ready", "1")]);
+        assert_eq!(
+            c.status(&json!({"status": {"ready": 1.0}}), NOW),
+            Status::Ready
+        );
+        let c = props(&[(".status.tasks.extract", "true")]);
+        let o = json!({"status": {"tasks": {"extract": "true"}}});
+        assert_eq!(c.status(&o, NOW), Status::Ready);
+    }
+
+    #[test]
+    fn a_missing_path_is_no_match_never_a_failure() {
+        let c = props(&[(".status.phase", "Ready")]);
+        let j = c.judge(&json!({"kind": "Widget"}), NOW);
+        assert_eq!(j.status, Status::InProgress);
+        assert_eq!(j.expressions[0].observed, None);
+    }
+
+    #[test]
+    fn a_path_that_does_not_parse_is_an_error_with_its_pair() {
+        let (index, e) =
+            AllPropertiesEqual::parse(&[(".status.ok", "1"), (".status[", "x")]).unwrap_err();
+        assert_eq!(index, 1);
+        assert!(!e.message.is_empty());
+        assert!(e.offset <= ".status[".len());
+        assert!(
+            AllPropertiesEqual::parse::<&str, &str>(&[])
+                .unwrap()
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,734 @@
+//! `chartseq apply --dialect`: another tool's order **and its waits**, against the test API
+//! server (DIALECTS.md §1.4–1.5 werf, §2.4 Argo CD), the KOTS-style `all-properties-equal` wait
+//! through the deployer, uninstall in the reverse of the recorded dialect order, and the same
+//! ownership and `keep` rules as HIP-0025.
+
+use std::time::{Duration, Instant};
+
+use super::support::{Env, start, t};
+
+fn deployment(name: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  annotations:
+    placeholder: \"x\"{annotations}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: c, image: {name}:1}}]
+"
+    )
+}
+
+fn config_map(name: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  annotations:
+    placeholder: \"x\"{annotations}
+data: {{a: \"1\"}}
+"
+    )
+}
+
+fn job(name: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  annotations:
+    placeholder: \"x\"{annotations}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: {name}:1}}]
+"
+    )
+}
+
+/// A stream of `(template, document)` pairs.
+fn stream(docs: &[(&str, String)]) -> String {
+    let mut out = String::new();
+    for (file, doc) in docs {
+        out.push_str("---\n# Source: shop/templates/");
+        out.push_str(file);
+        out.push('\n');
+        out.push_str(doc);
+    }
+    out
+}
+
+fn apply(env: &Env, path: &str, dialect: &str) -> (i32, String, String) {
+    env.run(&[
+        "apply",
+        path,
+        "--release",
+        "shop",
+        "-n",
+        "default",
+        "--dialect",
+        dialect,
+    ])
+}
+
+fn ok(result: (i32, String, String)) -> String {
+    let (code, out, err) = result;
+    assert_eq!(code, 0, "{out}\n{err}");
+    out
+}
+
+/// werf: weight 0 (a `Deployment` that takes a while, a `ConfigMap`), weight 1 (a `ConfigMap`
+/// and a `Deployment`), and a `ConfigMap` kept on uninstall.
+fn werf_stream() -> String {
+    stream(&[
+        ("db.yaml", deployment("db", "")),
+        ("db-config.yaml", config_map("db-config", "")),
+        ("app.yaml", config_map("app", "\n    werf.io/weight: \"1\"")),
+        ("web.yaml", deployment("web", "\n    werf.io/weight: \"1\"")),
+        (
+            "data.yaml",
+            config_map(
+                "data",
+                "\n    werf.io/weight: \"-1\"\n    helm.sh/resource-policy: keep",
+            ),
+        ),
+    ])
+}
+
+#[test]
+fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
+    let env = start(
+        "resources:\n- {kind: Deployment, name: db, readyAfterMs: 700}\n- {kind: Deployment, name: web, readyAfterMs: 300}\n",
+    );
+    let path = env.stream("werf.yaml", &werf_stream());
+    let out = ok(apply(&env, &path, "werf"));
+    // Weight 1 goes out only once all of weight 0 is ready, the slow Deployment included.
+    let db_ready = t(&env, "ready", "Deployment", "db");
+    assert!(t(&env, "apply", "ConfigMap", "app") >= db_ready, "{out}");
+    assert!(t(&env, "apply", "Deployment", "web") >= db_ready);
+    // One weight's resources go together: the ConfigMap of weight 0 did not wait for db.
+    assert!(t(&env, "apply", "ConfigMap", "db-config") < db_ready);
+    // Weight -1 first.
+    assert!(t(&env, "apply", "ConfigMap", "data") <= t(&env, "apply", "Deployment", "db"));
+    // The last weight is waited too (werf tracks every resource).
+    assert!(out.contains("install:weight=1"), "{out}");
+    assert!(
+        out.contains("release shop applied: revision 1, status deployed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn werf_waits_for_a_job_to_complete_where_kstatus_would_count_it_started() {
+    let env = start("resources:\n- {kind: Job, name: seed, readyAfterMs: 600}\n");
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[
+            ("seed.yaml", job("seed", "")),
+            ("app.yaml", config_map("app", "\n    werf.io/weight: \"1\"")),
+        ]),
+    );
+    ok(apply(&env, &path, "werf"));
+    // The Job's status is written twice: started at once, complete 600 ms later.
+    let completed = env
+        .last_at("ready", "Job", "seed")
+        .expect("the Job completed");
+    assert!(completed > t(&env, "ready", "Job", "seed"));
+    assert!(t(&env, "apply", "ConfigMap", "app") >= completed);
+}
+
+#[test]
+fn werf_waits_for_external_dependencies_to_exist_then_proceeds() {
+    let env = start("");
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[
+            (
+                "uses-cert.yaml",
+                config_map(
+                    "uses-cert",
+                    "\n    tls.external-dependency.werf.io: v1:Secret:tls",
+                ),
+            ),
+            (
+                "uses-creds.yaml",
+                config_map(
+                    "uses-creds",
+                    "\n    creds.external-dependency.werf.io/resource: secret/creds",
+                ),
+            ),
+            ("free.yaml", config_map("free", "")),
+        ]),
+    );
+    let child = env
+        .cmd(&[
+            "apply",
+            &path,
+            "--release",
+            "shop",
+            "-n",
+            "default",
+            "--dialect",
+            "werf",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("chartseq starts");
+    // Its weight's other resource goes out at once; the two that depend on Secrets do not.
+    let started = Instant::now();
+    while env.at("apply", "ConfigMap", "free").is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "free was never applied"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!env.exists("ConfigMap", "uses-cert"));
+    assert!(!env.exists("ConfigMap", "uses-creds"));
+    // Someone else creates the Secrets: the install proceeds.
+    for name in ["tls", "creds"] {
+        env.create_as(
+            "kubectl",
+            &format!("/api/v1/namespaces/default/secrets/{name}"),
+            &format!(
+                "{{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{{\"name\":\"{name}\"}}}}"
+            ),
+        );
+    }
+    let output = child.wait_with_output().expect("chartseq ends");
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    assert!(t(&env, "apply", "ConfigMap", "uses-cert") >= t(&env, "apply", "Secret", "tls"));
+    assert!(t(&env, "apply", "ConfigMap", "uses-creds") >= t(&env, "apply", "Secret", "creds"));
+    // The Secrets are not the release's: uninstall leaves them alone.
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    assert!(env.exists("Secret", "tls") && env.exists("Secret", "creds"));
+    assert!(!env.exists("ConfigMap", "uses-cert"));
+}
+
+#[test]
+fn werf_external_dependency_that_never_appears_times_out_naming_it() {
+    let env = start("");
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[(
+            "uses-cert.yaml",
+            config_map(
+                "uses-cert",
+                "\n    tls.external-dependency.werf.io: v1:Secret:other-ns:tls",
+            ),
+        )]),
+    );
+    let (code, out, err) = env.run(&[
+        "apply",
+        &path,
+        "--release",
+        "shop",
+        "-n",
+        "default",
+        "--dialect",
+        "werf",
+        "--readiness-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("(external dependencies): timed out after 1s waiting for 1 resource(s):")
+            && err.contains("Secret/tls (namespace other-ns): not found"),
+        "{err}"
+    );
+    assert!(!env.exists("ConfigMap", "uses-cert"));
+}
+
+/// Argo CD: a `PreSync` hook, wave 0 (a `Job` and a `Deployment`), wave 1 (a `Deployment`), a
+/// `PostSync` hook.
+fn argo_stream(post_sync: bool) -> String {
+    let mut docs = vec![
+        (
+            "migrate.yaml",
+            job("migrate", "\n    argocd.argoproj.io/hook: PreSync"),
+        ),
+        ("seed.yaml", job("seed", "")),
+        ("db.yaml", deployment("db", "")),
+        (
+            "web.yaml",
+            deployment("web", "\n    argocd.argoproj.io/sync-wave: \"1\""),
+        ),
+    ];
+    if post_sync {
+        docs.push((
+            "smoke.yaml",
+            job("smoke", "\n    argocd.argoproj.io/hook: PostSync"),
+        ));
+    }
+    stream(&docs)
+}
+
+#[test]
+fn argo_runs_hook_phases_to_completion_and_waits_for_health_between_waves() {
+    let env = start(
+        "resources:\n- {kind: Job, name: migrate, readyAfterMs: 400}\n- {kind: Job, name: seed, readyAfterMs: 500}\n- {kind: Deployment, name: db, readyAfterMs: 300}\n- {kind: Deployment, name: web, readyAfterMs: 300}\n- {kind: Job, name: smoke, readyAfterMs: 100}\n",
+    );
+    let path = env.stream("argo.yaml", &argo_stream(true));
+    let out = ok(apply(&env, &path, "argo"));
+    let done = |kind, name| env.last_at("ready", kind, name).expect("became ready");
+    // PreSync hook completes before the Sync phase starts.
+    let migrated = done("Job", "migrate");
+    assert!(t(&env, "apply", "Job", "seed") >= migrated, "{out}");
+    assert!(t(&env, "apply", "Deployment", "db") >= migrated);
+    // Wave 1 waits for wave 0 to be healthy: the Job complete (Argo's Job health), not only
+    // started.
+    assert!(t(&env, "apply", "Deployment", "web") >= done("Job", "seed"));
+    assert!(t(&env, "apply", "Deployment", "web") >= done("Deployment", "db"));
+    // PostSync runs once the sync is healthy, and is run to completion.
+    assert!(t(&env, "apply", "Job", "smoke") >= done("Deployment", "web"));
+    assert!(
+        out.contains("PostSync:wave=0") && out.contains("ready"),
+        "{out}"
+    );
+}
+
+#[test]
+fn argo_does_not_wait_for_the_last_wave_without_hooks() {
+    // web (the last wave, no hook) never becomes healthy: Argo reports the sync done once it
+    // is applied.
+    let env = start("resources:\n- {kind: Deployment, name: web, never: true}\n");
+    let path = env.stream("argo.yaml", &argo_stream(false));
+    let (code, out, err) = env.run(&[
+        "apply",
+        &path,
+        "--release",
+        "shop",
+        "-n",
+        "default",
+        "--dialect",
+        "argo",
+        "--readiness-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(env.exists("Deployment", "web"));
+    // With HIP-0025 the same never-ready Deployment fails the release.
+    let env = start("resources:\n- {kind: Deployment, name: web, never: true}\n");
+    let path = env.stream("argo.yaml", &argo_stream(false));
+    let (code, _, err) = env.run(&[
+        "apply",
+        &path,
+        "--release",
+        "shop",
+        "-n",
+        "default",
+        "--readiness-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 1, "{err}");
+}
+
+#[test]
+fn uninstall_of_a_dialect_release_deletes_in_the_reverse_of_its_recorded_order() {
+    let env = start("");
+    let path = env.stream("werf.yaml", &werf_stream());
+    ok(apply(&env, &path, "werf"));
+    let from = env.log().len();
+    let out = ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    let deleted: Vec<String> = env.log()[from..]
+        .iter()
+        .filter(|e| e.verb == "delete" && e.kind != "Secret")
+        .map(|e| format!("{}/{}", e.kind, e.name))
+        .collect();
+    // Weight 1, then weight 0; weight -1's ConfigMap is kept (resource-policy keep).
+    let position = |name: &str| {
+        deleted
+            .iter()
+            .position(|d| d == name)
+            .unwrap_or_else(|| panic!("{name} not deleted: {deleted:?}"))
+    };
+    assert!(
+        position("Deployment/web") < position("Deployment/db"),
+        "{deleted:?}"
+    );
+    assert!(position("ConfigMap/app") < position("ConfigMap/db-config"));
+    assert!(
+        !deleted.contains(&"ConfigMap/data".to_owned()),
+        "{deleted:?}"
+    );
+    assert!(env.exists("ConfigMap", "data"));
+    assert!(out.contains("ConfigMap/data"), "{out}");
+    // The release's revisions are gone; only the kept object is left.
+    assert_eq!(env.leftovers(), ["ConfigMap/default/data"]);
+}
+
+#[test]
+fn ownership_is_checked_the_same_under_a_dialect() {
+    let env = start("");
+    env.create_as(
+        "kubectl",
+        "/api/v1/namespaces/default/configmaps/app",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"app\"},\"data\":{\"owner\":\"team-b\"}}",
+    );
+    let path = env.stream("werf.yaml", &werf_stream());
+    for dialect in ["werf", "argo"] {
+        let (code, out, err) = apply(&env, &path, dialect);
+        assert_eq!(code, 1, "{out}\n{err}");
+        assert!(
+            err.contains("do not belong to release shop") && err.contains("ConfigMap/app"),
+            "{err}"
+        );
+        // Nothing was applied, and the foreign object is untouched.
+        assert!(!env.exists("Deployment", "db"));
+        assert_eq!(
+            env.get("ConfigMap", "app").expect("still there")["data"]["owner"],
+            "team-b"
+        );
+    }
+}
+
+#[test]
+fn a_dialect_release_reads_back_with_its_order_and_waits() {
+    let env = start("");
+    let path = env.stream("werf.yaml", &werf_stream());
+    ok(apply(&env, &path, "werf"));
+    let (_, release) = env
+        .stored_release("Secret", "shop", 1)
+        .expect("the revision is stored");
+    assert_eq!(release["chartseq"]["dialect"], "werf");
+    let labels: Vec<&str> = release["chartseq"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["label"].as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["install:weight=-1", "install:weight=0", "install:weight=1"]
+    );
+    assert!(
+        release["chartseq"]["waits"]
+            .as_array()
+            .is_some_and(|w| w.iter().all(|w| w[1]["wait"] == "status")),
+        "{}",
+        release["chartseq"]
+    );
+    // `status` shows the recorded plan as it ran.
+    let out = ok(env.run(&["status", "shop", "-n", "default"]));
+    assert!(out.contains("install:weight=1"), "{out}");
+    // An upgrade with the same chart keeps working from the recorded revision, and a
+    // rollback re-runs a revision read back from storage with its dialect, order and waits.
+    ok(apply(&env, &path, "werf"));
+    assert!(env.release_secret(2).is_some());
+    ok(env.run(&["rollback", "shop", "1", "-n", "default"]));
+    let (_, again) = env
+        .stored_release("Secret", "shop", 3)
+        .expect("the rollback is stored");
+    assert_eq!(again["chartseq"]["dialect"], "werf");
+    assert_eq!(again["chartseq"]["steps"], release["chartseq"]["steps"]);
+    assert_eq!(again["chartseq"]["waits"], release["chartseq"]["waits"]);
+}
+
+/// A custom resource from `crds/`, and a `ConfigMap` one weight later.
+const WIDGETS: &str = "---
+# Source: widgets/crds/widget.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+# Source: widgets/templates/widget.yaml
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+spec: {size: 1}
+---
+# Source: widgets/templates/consumer.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: consumer
+  annotations:
+    werf.io/weight: \"1\"
+data: {uses: w}
+";
+
+/// Installs `WIDGETS` planned in werf's order, with the Widget's wait replaced by `wait`, the
+/// way a dialect planner (KOTS `kots.io/wait-for-properties`) sets it; whether it succeeded.
+fn install_with_wait(env: &Env, wait: chartseq::plan::Wait) -> Result<(), String> {
+    use chartseq::apply::{self, Context, cluster, deploy, judge, storage};
+    let model = chartseq::model::load_stream(
+        "widgets.yaml",
+        WIDGETS.as_bytes().to_vec(),
+        chartseq::parse::Limits::default(),
+    );
+    let mut plan = chartseq::plan::plan_in(&model, chartseq::plan::Dialect::Werf)
+        .map_err(|e| format!("{e:?}"))?;
+    let widget = (0..model.documents.len())
+        .find(|&d| model.resource(d).is_some_and(|r| r.id.kind == "Widget"))
+        .ok_or("no Widget")?;
+    plan.waits.insert(widget, wait);
+    let record = apply::release::record_from_plan(&model, &plan, "shop", "default")?;
+    let kubeconfig = env.server.kubeconfig.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let connection = cluster::Connection {
+            kubeconfig: Some(kubeconfig),
+            ..cluster::Connection::default()
+        };
+        let cluster = cluster::KubeCluster::connect(&connection)
+            .await
+            .map_err(|e| e.message)?;
+        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
+        let ctx = Context {
+            cluster: std::sync::Arc::new(cluster),
+            judge: std::sync::Arc::new(judge::Engine),
+            settings: deploy::RunSettings {
+                timeout: Duration::from_secs(10),
+                readiness_timeout: Duration::from_secs(3),
+                wait_for_jobs: false,
+                dry_run: false,
+                force_conflicts: false,
+                take_ownership: false,
+            },
+            atomic: false,
+            events,
+            cancel,
+            driver: storage::Driver::Secret,
+            history_max: 10,
+        };
+        apply::install(&ctx, record)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}
+
+#[test]
+fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
+    use chartseq::plan::Wait;
+    let pairs = vec![
+        (".status.phase".to_owned(), "Ready".to_owned()),
+        (".spec.size".to_owned(), "1".to_owned()),
+    ];
+    let scenario = "resources:\n- {kind: CustomResourceDefinition, name: widgets.example.com, readyAfterMs: 50}\n- kind: Widget\n  name: w\n  status:\n  - {afterMs: 200, value: {phase: Provisioning}}\n  - {afterMs: 700, value: {phase: Ready}}\n";
+    let env = start(scenario);
+    install_with_wait(&env, Wait::Properties(pairs.clone())).expect("installs");
+    // The ConfigMap of the next weight waited for the status that made every pair hold.
+    let ready = env.last_at("ready", "Widget", "w").expect("status set");
+    assert!(ready > t(&env, "ready", "Widget", "w"));
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= ready);
+
+    // A pair that never holds (the value is compared as exact text) times out, naming it.
+    let env = start(scenario);
+    let never = vec![
+        (".status.phase".to_owned(), "Ready".to_owned()),
+        (".spec.size".to_owned(), "01".to_owned()),
+    ];
+    let err = install_with_wait(&env, Wait::Properties(never)).expect_err("times out");
+    assert!(
+        err.contains("Widget/w") && err.contains(".spec.size=01 (success): observed \"1\""),
+        "{err}"
+    );
+    assert!(!env.exists("ConfigMap", "consumer"));
+
+    // `exists`: the next weight goes out as soon as the Widget is there, before any status.
+    let env = start(scenario);
+    install_with_wait(&env, Wait::Exists).expect("installs");
+    let first_status = env.at("ready", "Widget", "w").unwrap_or(u64::MAX);
+    assert!(t(&env, "apply", "ConfigMap", "consumer") < first_status);
+}
+
+#[test]
+fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("werf.yaml");
+    std::fs::write(&path, werf_stream()).expect("written");
+    let (code, _, err) = crate::run(crate::chartseq().args([
+        "plan",
+        path.to_str().expect("UTF-8"),
+        "--dialect",
+        "werf",
+        "--uninstall",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--uninstall is only supported with --dialect hip")
+            && err.contains("`chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_upgrade_recreates_the_hooks_a_dialect_runs_in_its_steps() {
+    let env = start("");
+    let argo = env.stream("argo.yaml", &argo_stream(true));
+    ok(apply(&env, &argo, "argo"));
+    ok(apply(&env, &argo, "argo"));
+    // Argo's default BeforeHookCreation: deleted before each new run.
+    assert_eq!(env.count("delete", "Job", "migrate"), 1);
+    assert_eq!(env.count("delete", "Job", "smoke"), 1);
+    assert_eq!(env.count("apply", "Job", "migrate"), 2);
+    // A non-hook Job is an ordinary resource: applied again in place.
+    assert_eq!(env.count("delete", "Job", "seed"), 0);
+
+    let env = start("");
+    let werf = env.stream(
+        "werf.yaml",
+        &stream(&[
+            (
+                "migrate.yaml",
+                job(
+                    "migrate",
+                    "\n    helm.sh/hook: pre-install,pre-upgrade\n    werf.io/weight: \"2\"",
+                ),
+            ),
+            ("app.yaml", config_map("app", "")),
+        ]),
+    );
+    ok(apply(&env, &werf, "werf"));
+    ok(apply(&env, &werf, "werf"));
+    // Helm's default before-hook-creation, once per run; never run twice in one.
+    assert_eq!(env.count("delete", "Job", "migrate"), 1);
+    assert_eq!(env.count("apply", "Job", "migrate"), 2);
+    assert!(t(&env, "apply", "ConfigMap", "app") >= t(&env, "apply", "Job", "migrate"));
+}
+
+#[test]
+fn what_a_dialect_applies_before_its_hooks_is_a_first_step_and_deleted_last() {
+    let env = start("");
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[
+            (
+                "migrate.yaml",
+                job("migrate", "\n    helm.sh/hook: pre-install"),
+            ),
+            ("app.yaml", config_map("app", "")),
+            (
+                "namespace.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n  annotations:\n    werf.io/weight: \"5\"\n"
+                    .to_owned(),
+            ),
+        ]),
+    );
+    let out = ok(apply(&env, &path, "werf"));
+    assert!(out.contains("werf (before hooks)"), "{out}");
+    // The Namespace (werf's pre-pre-install stage, whatever its weight) before the hook.
+    assert!(t(&env, "apply", "Namespace", "extra") <= t(&env, "apply", "Job", "migrate"));
+    assert!(
+        t(&env, "apply", "ConfigMap", "app")
+            >= env.last_at("ready", "Job", "migrate").expect("done")
+    );
+    let from = env.log().len();
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    let deleted: Vec<String> = env.log()[from..]
+        .iter()
+        .filter(|e| e.verb == "delete" && e.kind != "Secret")
+        .map(|e| format!("{}/{}", e.kind, e.name))
+        .collect();
+    assert_eq!(deleted, ["ConfigMap/app", "Job/migrate", "Namespace/extra"]);
+}
+
+#[test]
+fn hooks_a_dialect_never_installs_are_not_run_and_delete_hooks_run_on_uninstall() {
+    let env = start("");
+    let path = env.stream(
+        "argo.yaml",
+        &stream(&[
+            (
+                "skipped.yaml",
+                job(
+                    "skipped",
+                    "\n    helm.sh/hook: pre-install\n    argocd.argoproj.io/hook: Skip",
+                ),
+            ),
+            (
+                "cleanup.yaml",
+                job(
+                    "cleanup",
+                    "\n    helm.sh/hook: pre-delete\n    helm.sh/hook-delete-policy: hook-succeeded",
+                ),
+            ),
+            ("app.yaml", config_map("app", "")),
+        ]),
+    );
+    ok(apply(&env, &path, "argo"));
+    // Argo skips it; Helm would have run it as a pre-install hook.
+    assert_eq!(env.count("apply", "Job", "skipped"), 0);
+    assert_eq!(env.count("apply", "Job", "cleanup"), 0);
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    assert_eq!(env.count("apply", "Job", "skipped"), 0);
+    assert!(t(&env, "apply", "Job", "cleanup") < t(&env, "delete", "ConfigMap", "app"));
+}
+
+#[test]
+fn kots_waits_only_where_annotated_and_for_every_property() {
+    let scenario = "resources:\n- {kind: CustomResourceDefinition, name: widgets.example.com, readyAfterMs: 50}\n- kind: Widget\n  name: w\n  status:\n  - {afterMs: 200, value: {phase: Provisioning}}\n  - {afterMs: 700, value: {phase: Ready}}\n- {kind: Deployment, name: db, readyAfterMs: 400}\n- {kind: Deployment, name: never, never: true}\n";
+    let env = start(scenario);
+    let widgets = WIDGETS
+        .replace(
+            "metadata:\n  name: w\n",
+            "metadata:\n  name: w\n  annotations:\n    kots.io/wait-for-properties: .status.phase=Ready,.spec.size=1\n",
+        )
+        .replace("werf.io/weight", "kots.io/creation-phase");
+    let rest = stream(&[
+        (
+            "db.yaml",
+            deployment("db", "\n    kots.io/wait-for-ready: \"true\""),
+        ),
+        // Never ready, not annotated: KOTS does not wait for it.
+        ("never.yaml", deployment("never", "")),
+        (
+            "late.yaml",
+            config_map("late", "\n    kots.io/creation-phase: \"2\""),
+        ),
+    ]);
+    let path = env.stream("kots.yaml", &format!("{widgets}{rest}"));
+    let out = ok(env.run(&[
+        "apply",
+        &path,
+        "--release",
+        "shop",
+        "-n",
+        "default",
+        "--dialect",
+        "kots",
+        "--readiness-timeout",
+        "5s",
+    ]));
+    // Phase 1 waited for both pairs: the status that made `.status.phase=Ready` hold.
+    let ready = env.last_at("ready", "Widget", "w").expect("status set");
+    assert!(ready > t(&env, "ready", "Widget", "w"), "{out}");
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= ready);
+    // Phase 0's wait-for-ready Deployment was waited for too; the other one never was.
+    assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Deployment", "db"));
+    assert!(env.at("ready", "Deployment", "never").is_none());
+    assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
+}
