@@ -68,6 +68,9 @@ pub enum Command {
     /// lost, waits and lint findings (exit 0 same, 1 different, 2 could not run).
     #[command(after_long_help = DIFF_HELP)]
     Diff(DiffArgs),
+    /// Move a chart's ordering from werf, Argo CD, kapp, KOTS or draft-HIP annotations to HIP-0025:
+    /// a patch of its templates and a proof of which constraints the new order keeps.
+    Migrate(MigrateArgs),
 }
 
 const LINT_HELP: &str = "\
@@ -747,6 +750,66 @@ pub struct TemplateArgs {
     pub include_crds: bool,
 }
 
+/// The tool a chart's order is migrated from.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FromArg {
+    /// werf/nelm weights and stages.
+    Werf,
+    /// Argo CD sync waves and hooks.
+    Argo,
+    /// kapp change groups and rules.
+    Kapp,
+    /// KOTS creation phases and waits.
+    Kots,
+    /// The draft HIP's keys (helm.sh/layer, helm.sh/weight, ...).
+    Draft,
+    /// Whichever the chart's annotations name.
+    Auto,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum MigrateFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The tool whose ordering annotations the chart carries.
+    #[arg(long, value_enum)]
+    pub from: FromArg,
+    /// Write the edits into the chart's templates (default: print them as a unified diff).
+    #[arg(long)]
+    pub write: bool,
+    /// Remove the source annotations the migration carried over (kept by default: the chart
+    /// may still be deployed by the old tool).
+    #[arg(long = "drop-source-annotations")]
+    pub drop_source_annotations: bool,
+    /// Output format: the diff (stdout) and the proof (stderr), or SPEC's JSON.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: MigrateFormatArg,
+}
+
+impl MigrateArgs {
+    fn settings(&self) -> crate::migrate::Settings {
+        crate::migrate::Settings {
+            input: self.input.to_input(),
+            from: match self.from {
+                FromArg::Werf => Some(crate::migrate::Source::Werf),
+                FromArg::Argo => Some(crate::migrate::Source::Argo),
+                FromArg::Kapp => Some(crate::migrate::Source::Kapp),
+                FromArg::Kots => Some(crate::migrate::Source::Kots),
+                FromArg::Draft => Some(crate::migrate::Source::Draft),
+                FromArg::Auto => None,
+            },
+            write: self.write,
+            drop_source_annotations: self.drop_source_annotations,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ReadinessFormatArg {
     Text,
@@ -931,6 +994,15 @@ fn run(
         ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
         Command::Diff(args) => commands::diff::diff(&args.to_options(), out, err),
+        Command::Migrate(args) => commands::migrate::migrate(
+            &args.settings(),
+            match args.format {
+                MigrateFormatArg::Text => commands::migrate::MigrateFormat::Text,
+                MigrateFormatArg::Json => commands::migrate::MigrateFormat::Json,
+            },
+            out,
+            err,
+        ),
     }
 }
 

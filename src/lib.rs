@@ -12,6 +12,7 @@ pub mod commands;
 pub mod diff;
 pub mod error;
 pub mod lint;
+pub mod migrate;
 pub mod model;
 pub mod parse;
 pub mod plan;

@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod diff;
 pub mod lint;
+pub mod migrate;
 pub mod readiness;
 
 use std::fmt;

@@ -213,6 +213,13 @@ fn map(model: &Model, loc: Loc) -> Mapped {
     }
 }
 
+/// The template (or chart file) location of a span in the rendered stream, when the line is
+/// found in the template on disk (the same mapping every diagnostic uses).
+#[must_use]
+pub fn template_loc(model: &Model, loc: Loc) -> Option<Loc> {
+    map(model, loc).template
+}
+
 /// The `# Source:` path with the line counted from the start of the rendered document.
 fn document_relative(model: &Model, doc: DocId, loc: Loc) -> Option<Position> {
     let d = &model.documents[doc];

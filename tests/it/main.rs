@@ -19,6 +19,7 @@ mod hostile;
 mod integrations;
 mod lint;
 mod matrix;
+mod migrate;
 mod parity;
 mod paths;
 mod plan;

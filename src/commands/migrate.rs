@@ -1,0 +1,42 @@
+//! `chartseq migrate`: exit 0 when nothing is lost, 1 when something is (the patch is still
+//! produced), 2 when the migration could not run.
+
+use std::io::Write;
+
+use super::{Failure, Outcome};
+use crate::migrate::{self, Settings, output};
+use crate::model::InputTarget;
+
+/// How to write the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrateFormat {
+    Text,
+    Json,
+}
+
+/// Runs the migration and writes its report.
+pub fn migrate(
+    settings: &Settings,
+    format: MigrateFormat,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, Failure> {
+    let m = migrate::migrate(settings)?;
+    let chart = match &settings.input.target {
+        InputTarget::Chart(p) | InputTarget::Stream(p) => crate::source::display_path(p),
+    };
+    match format {
+        MigrateFormat::Json => output::json::write(out, &m)?,
+        MigrateFormat::Text => {
+            output::text::write_diff(out, &m)?;
+            let mut report = Vec::new();
+            output::text::write_report(&mut report, &chart, &m)?;
+            err.write_all(&crate::report::safe::bytes(&report))?;
+        }
+    }
+    Ok(if m.lost_anything() {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}

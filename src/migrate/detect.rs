@@ -1,0 +1,41 @@
+//! `--from auto`: which tool's ordering annotations a chart carries.
+//!
+//! The shared detection of `--dialect auto` ([`crate::plan::detect`]) decides; HIP-0025's own
+//! keys are left out, since HIP-0025 is what the chart is migrated to (a migrated chart
+//! carries them beside the old tool's).
+
+use super::Source;
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::plan::Dialect;
+
+/// The one tool whose ordering annotations the chart carries; `None` when it carries none.
+/// Several tools at once is an error: the user must pick one with `--from`.
+pub fn detect(model: &Model) -> Result<Option<Source>> {
+    let mut found: Vec<Source> = Vec::new();
+    for d in crate::plan::detect::detect(model) {
+        let source = match d.dialect {
+            Dialect::Hip => continue,
+            Dialect::Argo => Source::Argo,
+            Dialect::Werf => Source::Werf,
+            Dialect::Kapp => Source::Kapp,
+            Dialect::Kots => Source::Kots,
+            Dialect::Draft => Source::Draft,
+        };
+        if !found.contains(&source) {
+            found.push(source);
+        }
+    }
+    match found.as_slice() {
+        [] => Ok(None),
+        [d] => Ok(Some(*d)),
+        several => Err(Error::new(format!(
+            "the chart carries ordering annotations of several tools ({}): pick one with --from",
+            several
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}

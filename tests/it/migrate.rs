@@ -1,0 +1,475 @@
+//! `chartseq migrate`: patches of real charts (`fixtures/migrate/`, origins in each README),
+//! the proof of what the HIP-0025 order keeps and loses, exit codes, idempotence and lint.
+//! Every run works on a temporary copy of the fixture, from its parent directory, so that
+//! paths in the output are the chart's own.
+
+use std::path::{Path, PathBuf};
+
+use crate::{chartseq, fixture, run, snapshot_settings, tool};
+
+/// A copy of a fixture chart in a temporary directory: (directory, chart name).
+fn copy(rel: &str) -> (tempfile::TempDir, String) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let src = fixture(rel);
+    let name = src
+        .file_name()
+        .expect("a chart directory")
+        .to_string_lossy()
+        .into_owned();
+    copy_dir(&src, &tmp.path().join(&name));
+    (tmp, name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// Runs `chartseq migrate` in `dir` with helm; `None` when helm is not available.
+fn migrate(helm: &Path, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    run(chartseq()
+        .current_dir(dir)
+        .env("CHARTSEQ_HELM", helm)
+        .arg("migrate")
+        .args(args))
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).expect("migrate JSON parses")
+}
+
+fn reasons(v: &serde_json::Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|l| l["reason"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn argo_operators_installer_keeps_every_wave() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert_eq!(code, 0, "{report}");
+    // Every wave becomes a group next to its sync-wave line, chained in order.
+    for (wave, prev) in [
+        ("n50", "n60"),
+        ("n40", "n50"),
+        ("n30", "n40"),
+        ("n20", "n30"),
+        ("n10", "n20"),
+    ] {
+        assert!(
+            diff.contains(&format!("+    helm.sh/resource-group: \"wave-{wave}\"")),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(&format!(
+                "+    helm.sh/depends-on/resource-groups: '[\"wave-{prev}\"]'"
+            )),
+            "{diff}"
+        );
+    }
+    // The approver Job gates the verifier: completion readiness; the last wave's Job needs none.
+    assert_eq!(
+        diff.matches("helm.sh/readiness-success").count(),
+        1,
+        "{diff}"
+    );
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "argo", "--format", "json"],
+    );
+    assert_eq!(code, 0);
+    let v = json(&out);
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["from"], "argo");
+    assert_eq!(v["edits"].as_array().map(Vec::len), Some(9));
+    assert!(v["lost"].as_array().is_some_and(Vec::is_empty), "{out}");
+    assert!(v["manual"].as_array().is_some_and(Vec::is_empty), "{out}");
+    assert!(report.contains("kept: 11 ordering constraints"), "{report}");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_argo_operators_installer_diff", diff);
+        insta::assert_snapshot!("migrate_argo_operators_installer_report", report);
+        insta::assert_snapshot!("migrate_argo_operators_installer_json", out);
+    });
+}
+
+#[test]
+fn werf_e2e_chart_reports_what_hip_cannot_say() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/werf/complex");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf"]);
+    // Lost constraints: exit 1, the patch is still produced.
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        diff.contains("+    helm.sh/resource-group: \"weight-10\""),
+        "{diff}"
+    );
+    // The unannotated Service is weight 0 to werf: it gets a group in its metadata.
+    assert!(
+        diff.contains("+  annotations:\n+    helm.sh/resource-group: \"weight-0\""),
+        "{diff}"
+    );
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "werf", "--format", "json"],
+    );
+    assert_eq!(code, 1);
+    let v = json(&out);
+    let lost = reasons(&v, "lost");
+    assert_eq!(lost.len(), 5, "{out}");
+    // Two weights, and the sub-subchart's deploy-dependency on its parent's Deployment.
+    assert_eq!(
+        lost.iter()
+            .filter(|r| r.contains("cross-subchart inversion"))
+            .count(),
+        3,
+        "{out}"
+    );
+    assert_eq!(
+        lost.iter()
+            .filter(|r| r.contains("external dependency"))
+            .count(),
+        2,
+        "{out}"
+    );
+    // The rootchart Service werf deploys (weight 0) before the subchart's Deployment (weight 10).
+    assert!(v["lost"].as_array().expect("lost").iter().any(|l| {
+        l["before"]["name"] == "service-rootchart" && l["after"]["name"] == "deployment-subchart"
+    }));
+    let manual = reasons(&v, "manual");
+    assert_eq!(manual.len(), 1, "{out}");
+    assert!(manual[0].contains("werf.io/deploy-dependency-subchart"));
+    assert_eq!(
+        v["manual"][0]["file"],
+        "complex/charts/subchart/charts/subsubchart/templates/deployment.yaml"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_werf_complex_diff", diff);
+        insta::assert_snapshot!("migrate_werf_complex_report", report);
+    });
+}
+
+/// The errors of rules CS0xx–CS3xx `lint` finds in a chart: (code, message).
+fn lint_errors(helm: &Path, dir: &Path, chart: &str) -> Vec<(String, String)> {
+    let (code, out, err) = run(chartseq()
+        .current_dir(dir)
+        .env("CHARTSEQ_HELM", helm)
+        .args([
+            "lint",
+            chart,
+            "--select",
+            "CS0,CS1,CS2,CS3",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ]));
+    assert_eq!(code, 0, "{chart}: {out}{err}");
+    json(&out)["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| (d["code"].to_string(), d["message"].to_string()))
+        .collect()
+}
+
+/// `--write` applies the diff; migrating again changes nothing; the result lints clean of
+/// CS0xx–CS3xx errors (the sync-waves example keeps the one it had: an object with only a
+/// `generateName`, which Helm cannot install either).
+#[test]
+fn migrated_charts_are_idempotent_and_lint_clean() {
+    let Some(helm) = tool("helm") else { return };
+    for (rel, from, exit, errors_before) in [
+        ("migrate/argo/operators-installer", "argo", 0, 0),
+        ("migrate/argo/sync-waves", "argo", 0, 1),
+        ("migrate/werf/complex", "werf", 1, 0),
+        ("migrate/kots/phases", "kots", 1, 0),
+        ("migrate/draft/layers", "draft", 1, 0),
+        ("migrate/kapp/kontinuous", "kapp", 1, 0),
+    ] {
+        let (tmp, chart) = copy(rel);
+        let before = lint_errors(&helm, tmp.path(), &chart);
+        assert_eq!(before.len(), errors_before, "{rel}: {before:?}");
+        let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", from, "--write"]);
+        assert_eq!(code, exit, "{rel}: {report}");
+        assert!(!diff.is_empty());
+        let (code, again, report) = migrate(&helm, tmp.path(), &[&chart, "--from", from]);
+        assert_eq!(code, exit, "{rel}: {report}");
+        assert_eq!(again, "", "{rel}: migrating a migrated chart changed it");
+        assert_eq!(lint_errors(&helm, tmp.path(), &chart), before, "{rel}");
+    }
+}
+
+#[test]
+fn source_annotations_are_dropped_on_request() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "argo", "--drop-source-annotations"],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        diff.matches("-    argocd.argoproj.io/sync-wave:").count(),
+        9,
+        "{diff}"
+    );
+    assert!(diff.contains("+    helm.sh/resource-group: \"wave-n60\""));
+}
+
+#[test]
+fn auto_detects_the_dialect_or_finds_nothing() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "auto", "--format", "json"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(json(&out)["from"], "argo");
+    // A HIP-0025 chart without foreign annotations: nothing to change.
+    let (tmp, chart) = copy("charts/platform");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "auto"]);
+    assert_eq!((code, diff.as_str()), (0, ""), "{report}");
+    assert!(report.contains("nothing to migrate"), "{report}");
+}
+
+#[test]
+fn what_cannot_be_migrated_exits_2() {
+    let Some(helm) = tool("helm") else { return };
+    let stream: PathBuf = fixture("charts/platform.rendered.yaml");
+    let (code, _, err) = migrate(
+        &helm,
+        &crate::root(),
+        &[&stream.to_string_lossy(), "--from", "argo"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give it a chart directory"), "{err}");
+    let (code, _, err) = migrate(&helm, &crate::root(), &["no/such/chart", "--from", "werf"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// Argo CD's own sync-waves example: `Sync` hooks become grouped resources (with a note on
+/// their immutable spec), a Job others wait for gets completion readiness, unannotated
+/// resources (wave 0) get a group in their metadata, and documents of one template are told
+/// apart by kind and name even though helm prints them in kind order.
+#[test]
+fn argo_sync_waves_example_groups_sync_hooks() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/sync-waves");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        diff.matches("+  annotations:\n+    helm.sh/resource-group: \"wave-0\"\n   name: backend")
+            .count(),
+        2,
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("+      annotations:"),
+        "a pod template was edited: {diff}"
+    );
+    assert!(report.contains("kept: 6 ordering constraints"), "{report}");
+    assert!(
+        report.contains("name: maint-page-up-{{ .Release.Revision }}"),
+        "{report}"
+    );
+    // generateName objects are not read (no name): listed, not silently dropped.
+    assert!(report.contains("could not be read"), "{report}");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_argo_sync_waves_diff", diff);
+        insta::assert_snapshot!("migrate_argo_sync_waves_report", report);
+    });
+}
+
+/// cluster-api-operator: keys written quoted get quoted keys; a Deployment whose annotations
+/// come from values is a manual edit, the chain closes over its missing group, and the proof
+/// says what that costs (and that HIP-0025 now waits for the providers before the unsequenced
+/// operator). With its default values the same waves are Helm hooks already: nothing to do.
+#[test]
+fn argo_cluster_api_operator_manual_edit_and_hooks() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/cluster-api-operator");
+    let values = format!("{chart}/argo-values.yaml");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "-f", &values, "--from", "argo"],
+    );
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        diff.contains("+    \"helm.sh/resource-group\": \"wave-1\"\n"),
+        "{diff}"
+    );
+    // wave-0 has no member that can be edited: wave-1 depends on nothing rather than on it.
+    assert!(!diff.contains("wave-0"), "{diff}");
+    let (_, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "-f", &values, "--from", "argo", "--format", "json"],
+    );
+    let v = json(&out);
+    assert_eq!(
+        v["manual"][0]["file"],
+        "cluster-api-operator/templates/deployment.yaml"
+    );
+    assert_eq!(v["manual"][0]["snippet"], "helm.sh/resource-group: wave-0");
+    assert_eq!(v["lost"].as_array().map(Vec::len), Some(2), "{out}");
+    assert_eq!(v["stricter"].as_array().map(Vec::len), Some(2), "{out}");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_argo_cluster_api_operator_diff", diff);
+        insta::assert_snapshot!("migrate_argo_cluster_api_operator_json", out);
+    });
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[
+            &chart,
+            "--set",
+            "core.cluster-api.version=v1.7.0",
+            "--from",
+            "argo",
+        ],
+    );
+    assert_eq!((code, diff.as_str()), (0, ""), "{report}");
+    assert!(report.contains("kept: 2 ordering constraints"), "{report}");
+}
+
+/// KOTS: phases become a chain, split after the waited `StatefulSet` (KOTS holds back what it
+/// applies after it); one `.status` property pair becomes a readiness pair and the AND-ed
+/// second pair is lost, as is the deletion phase; waits KOTS never made are stricter.
+#[test]
+fn kots_phases_split_after_waits() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/kots/phases");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "kots"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report.contains(
+            "phases: phase-n1 -> phase-0 -> phase-0-after-database -> phase-1 -> phase-2"
+        ),
+        "{report}"
+    );
+    assert!(
+        diff.contains("+    helm.sh/resource-group: 'phase-0'\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+    helm.sh/readiness-success: '[\"{.status.ready} == true\"]'"),
+        "{diff}"
+    );
+    let (_, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "kots", "--format", "json"],
+    );
+    let v = json(&out);
+    let lost = reasons(&v, "lost");
+    assert_eq!(lost.len(), 2, "{out}");
+    assert!(lost.iter().any(|r| r.contains("kots.io/deletion-phase")));
+    assert!(
+        lost.iter()
+            .any(|r| r.contains("only `.status.ready=true` is kept"))
+    );
+    let stricter: Vec<&str> = v["stricter"]
+        .as_array()
+        .expect("stricter")
+        .iter()
+        .filter_map(|s| s["resource"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        stricter,
+        ["tasks.example.com", "database", "migrate"],
+        "{out}"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_kots_phases_diff", diff);
+        insta::assert_snapshot!("migrate_kots_phases_report", report);
+    });
+}
+
+/// The draft HIP: keys renamed, list values rewritten as JSON arrays in strings (a
+/// comma-separated string included), `resource-ready` as a readiness pair; the per-resource
+/// timeout is lost; `--drop-source-annotations` removes the superseded keys it carried over.
+#[test]
+fn draft_keys_are_renamed_and_rewritten() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/draft/layers");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "draft", "--drop-source-annotations"],
+    );
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        diff.contains("+    helm.sh/depends-on/resource-groups: '[\"migrate\", \"queue\"]'"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+    helm.sh/readiness-success: '[\"{.succeeded} == 1\"]'"),
+        "{diff}"
+    );
+    assert!(diff.contains("-    helm.sh/layer: app"), "{diff}");
+    // Not carried over, so kept: HIP-0025 has no per-resource timeout.
+    assert!(!diff.contains("-    helm.sh/readiness-timeout"), "{diff}");
+    assert!(report.contains("kept: 3 ordering constraints"), "{report}");
+    assert!(
+        report.contains("helm.sh/readiness-timeout: HIP-0025 has one --readiness-timeout"),
+        "{report}"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_draft_layers_diff", diff);
+    });
+}
+
+/// kapp as kontinuous uses it: one group per equivalence class, a DAG from the upsert rules,
+/// the unannotated `ConfigMap` (which kapp's default rules apply first) in `kapp-defaults`, the
+/// gating Job with completion readiness; `exists` is lost.
+#[test]
+fn kapp_rules_become_a_dag_of_classes() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/kapp/kontinuous");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "kapp"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(diff.contains(
+        "+    helm.sh/depends-on/resource-groups: '[\"kapp-defaults\", \"kapp-kontinuous-migrate\"]'"
+    ), "{diff}");
+    assert!(
+        diff.contains("+    helm.sh/resource-group: kapp-kontinuous-pg"),
+        "{diff}"
+    );
+    assert_eq!(
+        diff.matches("helm.sh/readiness-success").count(),
+        1,
+        "{diff}"
+    );
+    assert!(report.contains("kept: 2 ordering constraints"), "{report}");
+    assert!(report.contains("kapp.k14s.io/exists"), "{report}");
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "auto", "--format", "json"],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(json(&out)["from"], "kapp");
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("migrate_kapp_kontinuous_diff", diff);
+    });
+}
