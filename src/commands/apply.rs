@@ -546,9 +546,23 @@ pub fn apply(
         .resolve(&model)
         .map_err(|mixed| Failure::Tool(Error::new(mixed.message(&model))))?;
     if dialect == plan::Dialect::Kapp {
-        return Err(Failure::Tool(Error::new(
-            "the chart is ordered for kapp, whose order chartseq plans (`plan`, `template`) but does not deploy yet; choose another --dialect",
-        )));
+        // kapp never creates an object marked `exists`, it waits for someone else to: applying
+        // it would make chartseq the owner of what the chart says it does not own.
+        let marked: Vec<String> = model
+            .documents
+            .iter()
+            .enumerate()
+            .filter_map(|(doc, _)| model.resource(doc))
+            .filter(|r| r.kapp.exists)
+            .map(|r| format!("{} ({})", r.id, plan::output::position(&model, r.kind_loc)))
+            .collect();
+        if !marked.is_empty() {
+            return Err(Failure::Tool(Error::new(format!(
+                "kapp never creates an object marked `{}`, it waits for it to exist, and chartseq apply does not deploy such objects: {}; remove the annotation, or deploy the chart with kapp",
+                crate::model::kapp::EXISTS,
+                marked.join(", ")
+            ))));
+        }
     }
     if !settings.no_lint
         && super::lint::gate(

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use crate::model::kapp::{Order, Origin, Rule};
 use crate::model::{Content, DocId, Model};
 use crate::plan::graph::DepGraph;
-use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step};
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step, Wait};
 use crate::source::Loc;
 
 /// What makes two objects interchangeable in kapp's graph: their groups (the ones some rule
@@ -322,6 +322,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
         });
     }
     plan.issues = references;
+    set_waits(model, &mut plan);
     Ok(plan)
 }
 
@@ -347,4 +348,25 @@ fn reaches(waits: &[BTreeMap<usize, Loc>], from: usize, to: usize) -> bool {
         }
     }
     false
+}
+
+/// kapp's waits (DIALECTS.md §3.3): every change is waited done before what waits for it
+/// (kstatus standing in for kapp's per-kind waiters, a Job once it is Complete), except
+/// `kapp.k14s.io/disable-wait`; a `kapp.k14s.io/exists` object is only waited to exist.
+fn set_waits(model: &Model, plan: &mut Plan) {
+    for step in &plan.steps {
+        for &doc in &step.resources {
+            let Some(r) = model.resource(doc) else {
+                continue;
+            };
+            let wait = if r.kapp.exists {
+                Wait::Exists
+            } else if r.kapp.disable_wait {
+                Wait::None
+            } else {
+                Wait::Status
+            };
+            plan.waits.insert(doc, wait);
+        }
+    }
 }

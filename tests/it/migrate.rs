@@ -460,7 +460,7 @@ fn kapp_rules_become_a_dag_of_classes() {
         1,
         "{diff}"
     );
-    assert!(report.contains("kept: 2 ordering constraints"), "{report}");
+    assert!(report.contains("kept: 5 ordering constraints"), "{report}");
     assert!(report.contains("kapp.k14s.io/exists"), "{report}");
     let (code, out, _) = migrate(
         &helm,
