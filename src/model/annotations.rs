@@ -140,6 +140,24 @@ impl ListError {
 /// A list annotation: the names, or why it could not be read.
 pub type NameList = Result<Vec<String>, ListError>;
 
+/// An annotation's value as a Go tool reads it from client-go's `Unstructured`: the last
+/// duplicate key wins (as YAML decoding into a map does), and when any value of the object is
+/// not a string `GetAnnotations` returns nothing at all, so no key has a value.
+#[must_use]
+pub fn go_annotation<'a>(annotations: &'a [Annotation], key: &str) -> Option<(&'a str, Loc)> {
+    if !annotations
+        .iter()
+        .all(|a| matches!(a.value, AnnotationValue::Str(_)))
+    {
+        return None;
+    }
+    annotations
+        .iter()
+        .rev()
+        .find(|a| a.key == key)
+        .and_then(|a| a.value.as_str().map(|v| (v, a.value_loc)))
+}
+
 /// Parses a list annotation value (SPEC §1): a JSON array of non-empty strings, in a string.
 pub fn parse_name_list(value: &AnnotationValue) -> NameList {
     let text = match value {

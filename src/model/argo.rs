@@ -14,7 +14,7 @@
 //! Go's `GetAnnotations` returns no annotations at all when one value is not a string, so such
 //! an object is read as unannotated.
 
-use super::annotations::{Annotation, AnnotationValue, HOOK, HOOK_WEIGHT, Spanned};
+use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Spanned};
 use crate::source::Loc;
 
 pub const SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
@@ -133,20 +133,7 @@ impl Argo {
     /// Reads the annotations of one object.
     #[must_use]
     pub fn read(annotations: &[Annotation]) -> Self {
-        let readable = annotations
-            .iter()
-            .all(|a| matches!(a.value, AnnotationValue::Str(_)));
-        let find = |key: &str| -> Option<(&str, Loc)> {
-            if !readable {
-                return None;
-            }
-            // Go's map keeps the last duplicate key, as YAML decoding does.
-            annotations
-                .iter()
-                .rev()
-                .find(|a| a.key == key)
-                .and_then(|a| a.value.as_str().map(|v| (v, a.value_loc)))
-        };
+        let find = |key: &str| super::annotations::go_annotation(annotations, key);
         let wave = read_wave(find(SYNC_WAVE), find(HOOK_WEIGHT));
         let hook = find(ARGO_HOOK).map(|(raw, loc)| read_argo_hook(raw, loc));
         let helm = find(HOOK).map(|(raw, _)| raw);
@@ -272,6 +259,7 @@ fn helm_types(raw: &str) -> Vec<HookType> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::annotations::AnnotationValue;
     use crate::model::annotations::test_annotation as ann;
 
     #[test]

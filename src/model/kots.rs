@@ -18,7 +18,7 @@
 //! KOTS decodes a manifest into client-go's `Unstructured`, whose `GetAnnotations` returns no
 //! annotations at all when one value is not a string: such an object is read as unannotated.
 
-use super::annotations::{Annotation, AnnotationValue, Spanned};
+use super::annotations::{Annotation, Spanned};
 use crate::parse::Span;
 use crate::readiness::jsonpath::{self, JsonPath};
 use crate::source::Loc;
@@ -106,20 +106,7 @@ impl Kots {
     /// value is written verbatim (else every pair is located at the whole value).
     #[must_use]
     pub fn read(annotations: &[Annotation], source: Option<(&str, u32)>) -> Self {
-        let readable = annotations
-            .iter()
-            .all(|a| matches!(a.value, AnnotationValue::Str(_)));
-        // Go's map keeps the last duplicate key, as YAML decoding does.
-        let find = |key: &str| -> Option<(&str, Loc)> {
-            if !readable {
-                return None;
-            }
-            annotations
-                .iter()
-                .rev()
-                .find(|a| a.key == key)
-                .and_then(|a| a.value.as_str().map(|v| (v, a.value_loc)))
-        };
+        let find = |key: &str| super::annotations::go_annotation(annotations, key);
         let mut kots = Kots {
             creation_phase: read_phase(find(CREATION_PHASE)),
             deletion_phase: read_phase(find(DELETION_PHASE)),
@@ -263,6 +250,7 @@ fn verbatim_start(raw: &str, loc: Loc, source: Option<(&str, u32)>) -> Option<u3
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::annotations::AnnotationValue;
     use crate::model::annotations::test_annotation as ann;
 
     #[test]
