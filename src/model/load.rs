@@ -439,9 +439,19 @@ fn add_chart(
                     values,
                     condition_prefix,
                 );
-                let why = (!on).then(|| match &dep.condition {
-                    Some(c) => format!("condition `{c}` or tags {:?}", dep.tags),
-                    None => format!("tags {:?}", dep.tags),
+                let why = (!on).then(|| {
+                    let tags: Vec<String> = dep.tags.iter().map(|t| format!("`{t}`")).collect();
+                    let tags = match tags.as_slice() {
+                        [] => None,
+                        [one] => Some(format!("tag {one}")),
+                        _ => Some(format!("tags {}", tags.join(", "))),
+                    };
+                    match (&dep.condition, tags) {
+                        (Some(c), Some(tags)) => format!("condition `{c}` or {tags}"),
+                        (Some(c), None) => format!("condition `{c}`"),
+                        (None, Some(tags)) => tags,
+                        (None, None) => "its values".to_owned(),
+                    }
                 });
                 (on, why)
             }

@@ -29,7 +29,7 @@ fn plain_lint_is_clean_and_the_matrix_names_the_flipped_condition() {
     assert_eq!(
         out,
         format!(
-            "{CHART}/Chart.yaml:10:17: CS102 [error] subchart `db` of chart shop is disabled (condition `db.enabled` or tags []), so nothing can depend on it {ONLY}\n"
+            "{CHART}/Chart.yaml:10:17: CS102 [error] subchart `db` of chart shop is disabled (condition `db.enabled`), so nothing can depend on it {ONLY}\n"
         )
     );
     assert_eq!(
