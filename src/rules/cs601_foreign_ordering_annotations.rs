@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use crate::lint::{Context, Diagnostic, Sink};
+use crate::model::annotations::RESOURCE_GROUP;
 use crate::plan::dialects::DIALECTS;
 
 declare_rule! {
@@ -19,7 +20,10 @@ declare_rule! {
     /// Nothing is wrong for the tool that reads them, but Helm ignores them: installed with
     /// Helm's sequencing, the chart gets none of that order. `chartseq plan --dialect <tool>`
     /// shows the order the tool uses, and `chartseq migrate --from <tool>` writes the same
-    /// order as HIP-0025 resource groups.
+    /// order as HIP-0025 resource groups. On a chart that already carries HIP-0025 groups (a
+    /// migrated chart keeps its old annotations for the old tool by default), the finding says
+    /// so, CS604 reports where the two orders disagree, and `chartseq migrate --from <tool>
+    /// --drop-source-annotations` removes the old keys once the old tool is gone.
     ///
     /// ## Example
     /// ```yaml
@@ -94,10 +98,25 @@ fn check(ctx: &Context, sink: &mut Sink) {
                     entry.tool()
                 ));
             }
-            sink.push(d.help(format!(
-                "to install in this order with Helm's sequencing, run `chartseq migrate --from {}`",
-                entry.name()
-            )));
+            // Kept beside HIP-0025 groups (as `migrate` keeps them by default): both orders
+            // apply, one per tool, and CS604 checks that they agree.
+            let migrated = ctx.resources().any(|(d, r)| {
+                ctx.model.documents[d].chart == chart
+                    && r.annotations.iter().any(|a| a.key == RESOURCE_GROUP)
+            });
+            let help = if migrated {
+                format!(
+                    "the chart also carries HIP-0025 resource groups, which Helm's sequencing follows (CS604 reports where the two orders disagree); once {} no longer deploys the chart, `chartseq migrate --from {} --drop-source-annotations` removes those it carried over",
+                    entry.tool(),
+                    entry.name()
+                )
+            } else {
+                format!(
+                    "to install in this order with Helm's sequencing, run `chartseq migrate --from {}`",
+                    entry.name()
+                )
+            };
+            sink.push(d.help(help));
         }
     }
 }
