@@ -55,39 +55,39 @@ impl Reporter for Json {
     }
 }
 
+/// One finding as `lint --format json` writes it (SPEC's DIAGNOSTIC; `diff` reports findings
+/// the same way); `value_sets` only when a values matrix ran.
+pub(crate) fn diagnostic(f: &crate::lint::Finding) -> Value {
+    let mut d = json!({
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity.as_str(),
+        "message": f.message,
+        "help": f.help,
+        "notes": f.notes,
+        "chart": f.chart,
+        "resource": f.resource.as_ref().map(|r| json!({
+            "apiVersion": r.api_version,
+            "kind": r.kind,
+            "namespace": r.namespace,
+            "name": r.name,
+        })),
+        "location": location(f),
+        "rendered": f.rendered.as_ref().map(|r| json!({
+            "file": r.file,
+            "line": r.line,
+            "column": r.column,
+        })),
+    });
+    if !f.value_sets.is_empty() {
+        d["value_sets"] = json!(f.value_sets);
+    }
+    d
+}
+
 /// The document; `values_matrix` only when a matrix ran.
 fn write(out: &mut dyn Write, report: &Report, matrices: &[Value]) -> io::Result<()> {
-    let diagnostics: Vec<Value> = report
-        .findings
-        .iter()
-        .map(|f| {
-            let mut d = json!({
-                "code": f.code,
-                "name": f.name,
-                "severity": f.severity.as_str(),
-                "message": f.message,
-                "help": f.help,
-                "notes": f.notes,
-                "chart": f.chart,
-                "resource": f.resource.as_ref().map(|r| json!({
-                    "apiVersion": r.api_version,
-                    "kind": r.kind,
-                    "namespace": r.namespace,
-                    "name": r.name,
-                })),
-                "location": location(f),
-                "rendered": f.rendered.as_ref().map(|r| json!({
-                    "file": r.file,
-                    "line": r.line,
-                    "column": r.column,
-                })),
-            });
-            if !f.value_sets.is_empty() {
-                d["value_sets"] = json!(f.value_sets);
-            }
-            d
-        })
-        .collect();
+    let diagnostics: Vec<Value> = report.findings.iter().map(diagnostic).collect();
     let mut doc = json!({
         "version": 1,
         "diagnostics": diagnostics,

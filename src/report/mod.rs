@@ -4,7 +4,7 @@
 mod concise;
 pub mod github;
 mod human;
-mod json;
+pub(crate) mod json;
 mod junit;
 pub mod location;
 pub mod safe;

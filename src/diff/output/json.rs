@@ -7,7 +7,8 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use crate::diff::{Diff, OrderChange, Place, Wait};
-use crate::lint::{Finding, ResourceRef};
+use crate::lint::ResourceRef;
+use crate::report::json::diagnostic;
 
 fn res(r: &ResourceRef) -> Value {
     json!({
@@ -45,32 +46,6 @@ fn pairs(changes: &[OrderChange]) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-fn diagnostic(f: &Finding) -> Value {
-    json!({
-        "code": f.code,
-        "name": f.name,
-        "severity": f.severity.as_str(),
-        "message": f.message,
-        "help": f.help,
-        "notes": f.notes,
-        "chart": f.chart,
-        "resource": f.resource.as_ref().map(res),
-        "location": {
-            "file": f.location.file,
-            "line": f.location.line,
-            "column": f.location.column,
-            "end_line": f.location.end_line,
-            "end_column": f.location.end_column,
-            "exact": !f.guessed,
-        },
-        "rendered": f.rendered.as_ref().map(|r| json!({
-            "file": r.file,
-            "line": r.line,
-            "column": r.column,
-        })),
-    })
 }
 
 pub(super) fn write(out: &mut dyn Write, diff: &Diff) -> io::Result<()> {
