@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::RESOURCE_GROUP;
@@ -44,6 +44,12 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
+    // The chart levels that carry HIP-0025 groups (a migrated chart keeps its old keys).
+    let with_groups: BTreeSet<usize> = ctx
+        .resources()
+        .filter(|(_, r)| r.annotations.iter().any(|a| a.key == RESOURCE_GROUP))
+        .map(|(d, _)| ctx.model.documents[d].chart)
+        .collect();
     for entry in DIALECTS.iter().filter(|e| e.foreign) {
         // Per chart level: the first annotation (document, annotation), the count and the keys.
         let mut found: BTreeMap<usize, (usize, usize, Vec<&str>, usize)> = BTreeMap::new();
@@ -100,10 +106,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
             }
             // Kept beside HIP-0025 groups (as `migrate` keeps them by default): both orders
             // apply, one per tool, and CS604 checks that they agree.
-            let migrated = ctx.resources().any(|(d, r)| {
-                ctx.model.documents[d].chart == chart
-                    && r.annotations.iter().any(|a| a.key == RESOURCE_GROUP)
-            });
+            let migrated = with_groups.contains(&chart);
             let help = if migrated {
                 format!(
                     "the chart also carries HIP-0025 resource groups, which Helm's sequencing follows (CS604 reports where the two orders disagree); once {} no longer deploys the chart, `chartseq migrate --from {} --drop-source-annotations` removes those it carried over",
