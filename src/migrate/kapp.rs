@@ -19,11 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Lost, Mapping, Res};
 use crate::model::annotations::{DEPENDS_ON_GROUPS, RESOURCE_GROUP};
+use crate::model::kapp::{CHANGE_GROUP, CHANGE_RULE, EXISTS, Order, Origin};
 use crate::model::{ChartId, DocId, Model, Placement};
-
-const GROUP: &str = "kapp.k14s.io/change-group";
-const RULE: &str = "kapp.k14s.io/change-rule";
-const EXISTS: &str = "kapp.k14s.io/exists";
 
 /// Kinds kapp's default rules apply before the rest.
 const DEFAULT_FIRST: [&str; 19] = [
@@ -67,20 +64,6 @@ pub fn group_name(kapp: &str) -> String {
     format!("kapp-{}", body.trim_matches('-'))
 }
 
-/// kapp's placeholders, from the annotated resource.
-fn expand(model: &Model, doc: DocId, text: &str) -> String {
-    let Some(r) = model.resource(doc) else {
-        return text.to_owned();
-    };
-    let crd = r.facts.crd.as_ref();
-    text.replace("{api-group}", &r.id.group)
-        .replace("{kind}", &r.id.kind)
-        .replace("{name}", &r.id.name)
-        .replace("{namespace}", r.id.namespace.as_deref().unwrap_or_default())
-        .replace("{crd-kind}", crd.map_or("", |c| c.kind.as_str()))
-        .replace("{crd-group}", crd.map_or("", |c| c.group.as_str()))
-}
-
 /// An upsert rule: wait for (`after`) or hold back (`before`) the members of a group.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Rule {
@@ -122,7 +105,6 @@ pub fn map(model: &Model) -> Mapping {
         };
         let mut carried = Vec::new();
         for a in &r.annotations {
-            let value = a.value.as_str().unwrap_or_default();
             if a.key == EXISTS {
                 if let Some(me) = &me {
                     mapping.lost.push(Lost {
@@ -133,32 +115,40 @@ pub fn map(model: &Model) -> Mapping {
                         ),
                     });
                 }
-            } else if is_key(&a.key, GROUP) {
+            } else if is_key(&a.key, CHANGE_GROUP) || is_key(&a.key, CHANGE_RULE) {
                 carried.push(a.key_loc);
-                read.groups.insert(expand(model, doc, value));
-            } else if is_key(&a.key, RULE) {
-                carried.push(a.key_loc);
-                let parts: Vec<&str> = value.split(' ').collect();
-                match parts.as_slice() {
-                    ["upsert", order @ ("before" | "after"), "upserting", group] => {
-                        read.rules.insert(Rule {
-                            after: *order == "after",
-                            group: expand(model, doc, group),
-                        });
-                    }
-                    _ => {
-                        if let Some(me) = &me {
-                            mapping.lost.push(Lost {
-                                before: me.clone(),
-                                after: me.clone(),
-                                reason: format!(
-                                    "{} `{value}`: HIP-0025 orders installs only (uninstall is their reverse); a delete rule has no form",
-                                    a.key
-                                ),
-                            });
-                        }
-                    }
-                }
+            }
+        }
+        // Groups and rules as kapp reads them (the model replaced the placeholders).
+        for g in &r.kapp.groups {
+            if matches!(g.origin, Origin::Annotation { .. }) {
+                read.groups.insert(g.name.clone());
+            }
+        }
+        for rule in &r.kapp.rules {
+            let Origin::Annotation { key, .. } = &rule.origin else {
+                continue;
+            };
+            if rule.applies_on_install() {
+                read.rules.insert(Rule {
+                    after: rule.order == Order::After,
+                    group: rule.target.clone(),
+                });
+            } else if let Some(me) = &me {
+                let value = r
+                    .annotations
+                    .iter()
+                    .rev()
+                    .find(|a| a.key == *key)
+                    .and_then(|a| a.value.as_str())
+                    .unwrap_or_default();
+                mapping.lost.push(Lost {
+                    before: me.clone(),
+                    after: me.clone(),
+                    reason: format!(
+                        "{key} `{value}`: HIP-0025 orders installs only (uninstall is their reverse); a delete rule has no form"
+                    ),
+                });
             }
         }
         if !carried.is_empty() && r.hook.is_none() {
@@ -293,7 +283,7 @@ fn level(model: &Model, chart: ChartId, reads: &[Read], mapping: &mut Mapping) {
             let anchor = model.resource(doc).and_then(|r| {
                 r.annotations
                     .iter()
-                    .find(|a| is_key(&a.key, GROUP) || is_key(&a.key, RULE))
+                    .find(|a| is_key(&a.key, CHANGE_GROUP) || is_key(&a.key, CHANGE_RULE))
                     .map(|a| a.key_loc)
             });
             let want = mapping.want(doc);
@@ -322,7 +312,7 @@ mod tests {
             "kapp-apps-big-co-db-migrations"
         );
         assert_eq!(group_name("kontinuous/pg"), "kapp-kontinuous-pg");
-        assert!(is_key("kapp.k14s.io/change-rule.pg", RULE));
-        assert!(!is_key("kapp.k14s.io/change-rules", RULE));
+        assert!(is_key("kapp.k14s.io/change-rule.pg", CHANGE_RULE));
+        assert!(!is_key("kapp.k14s.io/change-rules", CHANGE_RULE));
     }
 }
