@@ -16,7 +16,6 @@ use crate::model::werf::{DEPLOY_ON, ExternalObject, Stage, WEIGHT};
 use crate::model::{DocId, Model, Placement, Resource};
 use crate::plan::Plan;
 
-const DELETE_DEPENDENCY: &str = "werf.io/delete-dependency-";
 /// `werf.io/deploy-on` events that are Helm hook events of the same name.
 const HOOK_EVENTS: [&str; 9] = [
     "pre-install",
@@ -179,7 +178,10 @@ fn lost_dependencies(model: &Model, doc: DocId, r: &Resource, mapping: &mut Mapp
     }
     for a in &r.annotations {
         let value = a.value.as_str().unwrap_or_default().trim();
-        let (before, reason) = if a.key.starts_with(DELETE_DEPENDENCY) {
+        let (before, reason) = if a
+            .key
+            .starts_with(crate::model::werf::DELETE_DEPENDENCY_PREFIX)
+        {
             (
                 properties_target(value),
                 format!(

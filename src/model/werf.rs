@@ -31,6 +31,8 @@ pub const WEIGHT: &str = "werf.io/weight";
 pub const DEPLOY_ON: &str = "werf.io/deploy-on";
 pub const DEPLOY_DEPENDENCY_PREFIX: &str = "werf.io/deploy-dependency-";
 pub const DEPENDENCY_SUFFIX: &str = ".dependency.werf.io";
+/// Delete dependencies (`werf.io/delete-dependency-<id>`): they order uninstall only.
+pub const DELETE_DEPENDENCY_PREFIX: &str = "werf.io/delete-dependency-";
 pub const EXTERNAL_SUFFIX: &str = ".external-dependency.werf.io";
 pub const EXTERNAL_RESOURCE_SUFFIX: &str = ".external-dependency.werf.io/resource";
 pub const EXTERNAL_NAMESPACE_SUFFIX: &str = ".external-dependency.werf.io/namespace";

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use crate::model::{Content, Model};
-use crate::model::{annotations, argo, draft, kots, werf};
+use crate::model::{annotations, argo, draft, kapp, kots, werf};
 use crate::plan::Dialect;
 use crate::source::Loc;
 
@@ -30,7 +30,7 @@ pub struct Detection {
 /// The dialect whose ordering annotation `key` is, if any.
 #[must_use]
 pub fn dialect_of(key: &str) -> Option<Dialect> {
-    let kapp = |prefix: &str| {
+    let kapp_key = |prefix: &str| {
         key.strip_prefix(prefix)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
     };
@@ -41,14 +41,14 @@ pub fn dialect_of(key: &str) -> Option<Dialect> {
         | annotations::READINESS_FAILURE => Dialect::Hip,
         argo::SYNC_WAVE | argo::ARGO_HOOK => Dialect::Argo,
         werf::WEIGHT | werf::DEPLOY_ON => Dialect::Werf,
-        _ if key.starts_with("werf.io/deploy-dependency-")
-            || key.starts_with("werf.io/delete-dependency-")
-            || key.ends_with(".dependency.werf.io")
-            || key.contains(".external-dependency.werf.io") =>
+        _ if key.starts_with(werf::DEPLOY_DEPENDENCY_PREFIX)
+            || key.starts_with(werf::DELETE_DEPENDENCY_PREFIX)
+            || key.ends_with(werf::DEPENDENCY_SUFFIX)
+            || key.contains(werf::EXTERNAL_SUFFIX) =>
         {
             Dialect::Werf
         }
-        _ if kapp("kapp.k14s.io/change-group") || kapp("kapp.k14s.io/change-rule") => Dialect::Kapp,
+        _ if kapp_key(kapp::CHANGE_GROUP) || kapp_key(kapp::CHANGE_RULE) => Dialect::Kapp,
         _ if kots::KEYS.contains(&key) => Dialect::Kots,
         _ if draft::SUPERSEDED.iter().any(|(k, _)| *k == key) => Dialect::Draft,
         _ => return None,
