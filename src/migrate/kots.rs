@@ -64,11 +64,9 @@ pub fn map(model: &Model) -> Mapping {
         if d.placement != Placement::Template || r.hook.is_some() {
             continue;
         }
-        let value = |key: &str| r.annotation(key).and_then(|a| a.value.as_str());
-        let phase = value(CREATION_PHASE)
-            .and_then(crate::model::argo::atoi)
-            .unwrap_or(0);
-        let waited = value(WAIT_FOR_READY) == Some("true") || value(WAIT_FOR_PROPERTIES).is_some();
+        // Phases and waits as KOTS reads them (the model).
+        let phase = r.kots.creation_phase.value;
+        let waited = r.kots.wait_for_ready || !r.kots.wait_for_properties.is_empty();
         let carried: Vec<_> = r
             .annotations
             .iter()
@@ -81,7 +79,7 @@ pub fn map(model: &Model) -> Mapping {
             mapping.want(doc).carried = carried;
         }
         let me = Res::of(model, doc);
-        if let (Some(_), Some(me)) = (value(DELETION_PHASE), &me) {
+        if let (Some(_), Some(me)) = (&r.kots.deletion_phase.written, &me) {
             mapping.lost.push(Lost {
                 before: me.clone(),
                 after: me.clone(),
@@ -90,8 +88,14 @@ pub fn map(model: &Model) -> Mapping {
                 ),
             });
         }
-        if let (Some(props), Some(me)) = (value(WAIT_FOR_PROPERTIES), &me) {
-            properties(doc, props, me, &mut mapping);
+        if let (false, Some(me)) = (r.kots.wait_for_properties.is_empty(), &me) {
+            let pairs: Vec<(&str, &str)> = r
+                .kots
+                .wait_for_properties
+                .iter()
+                .map(|p| (p.path.value.as_str(), p.value.value.as_str()))
+                .collect();
+            properties(doc, &pairs, me, &mut mapping);
         }
         by_level
             .entry(d.chart)
@@ -188,13 +192,9 @@ fn anchor(model: &Model, doc: DocId) -> Option<crate::source::Loc> {
         .map(|a| a.key_loc)
 }
 
-/// `kots.io/wait-for-properties`: `path=value` pairs split on every `,`, all of which must
-/// match. One pair under `.status` is a readiness pair; the rest is reported.
-fn properties(doc: DocId, value: &str, me: &Res, mapping: &mut Mapping) {
-    let pairs: Vec<(&str, &str)> = value
-        .split(',')
-        .filter_map(|piece| piece.split_once('='))
-        .collect();
+/// `kots.io/wait-for-properties`: `path=value` pairs (as the model read them), all of which
+/// must match. One pair under `.status` is a readiness pair; the rest is reported.
+fn properties(doc: DocId, pairs: &[(&str, &str)], me: &Res, mapping: &mut Mapping) {
     let lose = |mapping: &mut Mapping, reason: String| {
         mapping.lost.push(Lost {
             before: me.clone(),
