@@ -22,20 +22,13 @@ use crate::model::annotations::{
 };
 use crate::model::{ChartId, DocId, Model, Placement};
 
-const LAYER: &str = "helm.sh/layer";
-const DEPENDS: [&str; 3] = [
-    "helm.sh/dependson/layer",
-    "helm.sh/depends-on/layer",
-    "helm.sh/depends-on/layers",
-];
-const CHART_DEPENDS: [&str; 3] = [
-    "helm.sh/dependson/chart",
-    "helm.sh/depends-on/chart",
-    "helm.sh/depends-on/charts",
-];
-const WEIGHT: &str = "helm.sh/weight";
-const RESOURCE_READY: &str = "helm.sh/resource-ready";
-const READINESS_TIMEOUT: &str = "helm.sh/readiness-timeout";
+use crate::model::draft::{
+    DEPENDS_ON_CHART, DEPENDS_ON_CHARTS, DEPENDS_ON_LAYER, DEPENDS_ON_LAYERS, DEPENDSON_CHART,
+    DEPENDSON_LAYER, LAYER, READINESS_TIMEOUT, RESOURCE_READY, WEIGHT,
+};
+
+const DEPENDS: [&str; 3] = [DEPENDSON_LAYER, DEPENDS_ON_LAYER, DEPENDS_ON_LAYERS];
+const CHART_DEPENDS: [&str; 3] = [DEPENDSON_CHART, DEPENDS_ON_CHART, DEPENDS_ON_CHARTS];
 
 /// The names a draft list value holds: a JSON array (in a string or as a YAML list), a
 /// comma-separated string, or one bare name.
