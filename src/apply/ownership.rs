@@ -13,6 +13,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::model::annotations::HOOK;
+
 /// The label Helm sets on every object it manages.
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 /// Its value.
@@ -23,7 +25,6 @@ pub const RELEASE_NAME: &str = "meta.helm.sh/release-name";
 pub const RELEASE_NAMESPACE: &str = "meta.helm.sh/release-namespace";
 /// `helm.sh/resource-policy`: `keep` leaves the object in place on uninstall and pruning.
 pub const RESOURCE_POLICY: &str = "helm.sh/resource-policy";
-const HOOK: &str = "helm.sh/hook";
 
 /// A release: what ownership marks name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

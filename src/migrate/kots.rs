@@ -20,10 +20,7 @@ use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
 use crate::model::kinds::install_rank;
 use crate::model::{ChartId, DocId, Model, Placement};
 
-pub const CREATION_PHASE: &str = "kots.io/creation-phase";
-pub const DELETION_PHASE: &str = "kots.io/deletion-phase";
-pub const WAIT_FOR_READY: &str = "kots.io/wait-for-ready";
-pub const WAIT_FOR_PROPERTIES: &str = "kots.io/wait-for-properties";
+use crate::model::kots::{CREATION_PHASE, DELETION_PHASE, WAIT_FOR_PROPERTIES, WAIT_FOR_READY};
 
 /// The failure expression of a readiness pair made from a KOTS wait (KOTS has none): a
 /// `Failed` condition, which never holds on objects that do not report one.
