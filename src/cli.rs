@@ -882,8 +882,10 @@ pub fn main() -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let stderr = std::io::stderr();
-    let mut err = stderr.lock();
+    // NOTE: standard error is not locked for the whole run: the progress display draws on it
+    // from its own thread, which would wait for that lock while this thread waits for the
+    // display's state (a lock-order deadlock). Each write takes the lock for itself.
+    let mut err = std::io::stderr();
     let outcome = run(cli.command, &mut out, &mut err);
     let flushed = out.flush();
     let outcome = match (outcome, flushed) {

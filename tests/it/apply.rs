@@ -18,4 +18,5 @@ mod preview;
 mod safety;
 mod storage;
 mod support;
+mod terminal;
 mod watches;

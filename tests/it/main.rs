@@ -23,6 +23,7 @@ mod migrate;
 mod parity;
 mod paths;
 mod plan;
+mod pty;
 mod readiness;
 mod secrets;
 
