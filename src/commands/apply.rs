@@ -579,6 +579,7 @@ pub fn apply(
         )?;
         return Ok(Outcome::Findings);
     }
+    super::report_values_mismatch(&model, err)?;
     if super::report_bad_documents(&model, err)? && !settings.no_lint {
         writeln!(
             err,

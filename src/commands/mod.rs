@@ -78,6 +78,21 @@ fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> 
     Ok(any)
 }
 
+/// Warns about every chart level whose documents are in the stream although the known values
+/// disable it: the stream was rendered with other values; nothing of it is dropped.
+pub(crate) fn report_values_mismatch(model: &Model, err: &mut dyn Write) -> io::Result<()> {
+    for chart in &model.charts {
+        if let Some(why) = &chart.rendered_while_disabled {
+            let line = format!(
+                "warning: {}",
+                crate::model::values_mismatch_message(&chart.display, why)
+            );
+            writeln!(err, "{}", crate::report::safe::terminal_safe(&line))?;
+        }
+    }
+    Ok(())
+}
+
 fn load_and_plan(
     input: &Input,
     dialect: plan::detect::Choice,
@@ -88,6 +103,7 @@ fn load_and_plan(
         .resolve(&model)
         .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
     let bad = report_bad_documents(&model, err)?;
+    report_values_mismatch(&model, err)?;
     let plan = plan::plan_in(&model, dialect);
     Ok((model, plan, bad))
 }

@@ -141,6 +141,7 @@ pub fn load(input: &Input) -> Result<Model> {
         stream,
     };
     place_documents(&mut model, documents);
+    enable_rendered_charts(&mut model);
     add_disk_crds(&mut model, input.limits);
     let app_namespace = input.helm.namespace.as_deref();
     super::kapp::settle(
@@ -218,6 +219,52 @@ pub fn load_stream(name: &str, bytes: Vec<u8>, limits: Limits) -> Model {
     place_documents(&mut model, documents);
     super::kapp::settle(&mut model, super::kapp::DEFAULT_NAMESPACE);
     model
+}
+
+/// A document in the stream is never dropped: a chart level (or one above it) that the known
+/// values disable but whose documents were rendered is enabled, and says why it would not be.
+/// The stream was rendered with other values than chartseq was given.
+fn enable_rendered_charts(model: &mut Model) {
+    let mut rendered = vec![false; model.charts.len()];
+    for doc in &model.documents {
+        let mut at = Some(doc.chart);
+        while let Some(c) = at {
+            if rendered[c] {
+                break;
+            }
+            rendered[c] = true;
+            at = model.charts[c].parent;
+        }
+    }
+    // The subcharts of a disabled chart were not read from disk; those the stream shows are
+    // known from their paths, and declared when the chart's Chart.yaml lists them.
+    for id in 0..model.charts.len() {
+        let Some(parent) = model.charts[id].parent else {
+            continue;
+        };
+        if model.charts[id].info.is_none()
+            && !model.charts[parent].enabled
+            && model.charts[parent].info.as_ref().is_some_and(|i| {
+                i.meta
+                    .dependencies
+                    .iter()
+                    .any(|d| d.effective_name() == model.charts[id].name)
+            })
+        {
+            model.charts[id].declared = true;
+        }
+    }
+    for (chart, rendered) in model.charts.iter_mut().zip(rendered) {
+        if rendered && !chart.enabled {
+            chart.enabled = true;
+            chart.rendered_while_disabled = Some(
+                chart
+                    .disabled_by
+                    .take()
+                    .unwrap_or_else(|| "its values".to_owned()),
+            );
+        }
+    }
 }
 
 /// When the stream carries no `crds/` documents (rendered without `--include-crds`), the CRDs
@@ -418,6 +465,7 @@ fn add_chart(
         declared: parent.is_none() || dependency.is_some(),
         enabled,
         disabled_by,
+        rendered_while_disabled: None,
         info: Some(ChartInfo {
             meta: loaded.meta.clone(),
             dependency: dependency.cloned(),
@@ -776,6 +824,7 @@ fn inferred_chart(
         declared: parent.is_none(),
         enabled: true,
         disabled_by: None,
+        rendered_while_disabled: None,
         info: None,
     }
 }

@@ -63,6 +63,10 @@ pub struct Chart {
     pub enabled: bool,
     /// Why the chart is disabled, for messages (`condition db.enabled is false`).
     pub disabled_by: Option<String>,
+    /// The stream holds documents of this chart although the known values disable it (why
+    /// they would, as `disabled_by` says it): it was rendered with other values. Such a chart
+    /// is enabled, so that no rendered document is dropped, and every command warns.
+    pub rendered_while_disabled: Option<String>,
     /// `Chart.yaml` facts; `None` when the level is only known from `# Source:` paths.
     pub info: Option<ChartInfo>,
 }
@@ -193,6 +197,14 @@ impl Resource {
     pub fn annotation(&self, key: &str) -> Option<&Annotation> {
         self.annotations.iter().rev().find(|a| a.key == key)
     }
+}
+
+/// What every command says of a chart level rendered although the known values disable it.
+#[must_use]
+pub fn values_mismatch_message(chart: &str, why: &str) -> String {
+    format!(
+        "the stream holds documents of subchart `{chart}`, which {why} disables with the values chartseq was given: it was rendered with other values; its documents are kept and planned as enabled (pass the values the stream was rendered with: -f/--set)"
+    )
 }
 
 /// Everything chartseq knows about one release.

@@ -81,6 +81,7 @@ mod cs101_missing_resource_group;
 mod cs102_unknown_subchart;
 mod cs103_ambiguous_subchart;
 mod cs104_undeclared_subchart;
+mod cs105_subchart_rendered_while_disabled;
 mod cs201_malformed_annotation_value;
 mod cs202_unknown_sequencing_annotation;
 mod cs203_sequencing_in_chart_v2;
@@ -113,6 +114,7 @@ pub use cs101_missing_resource_group::MISSING_RESOURCE_GROUP;
 pub use cs102_unknown_subchart::UNKNOWN_SUBCHART;
 pub use cs103_ambiguous_subchart::AMBIGUOUS_SUBCHART;
 pub use cs104_undeclared_subchart::UNDECLARED_SUBCHART;
+pub use cs105_subchart_rendered_while_disabled::SUBCHART_RENDERED_WHILE_DISABLED;
 pub use cs201_malformed_annotation_value::MALFORMED_ANNOTATION_VALUE;
 pub use cs202_unknown_sequencing_annotation::UNKNOWN_SEQUENCING_ANNOTATION;
 pub use cs203_sequencing_in_chart_v2::SEQUENCING_IN_CHART_V2;
@@ -147,6 +149,7 @@ pub static RULES: &[&Rule] = &[
     &UNKNOWN_SUBCHART,
     &AMBIGUOUS_SUBCHART,
     &UNDECLARED_SUBCHART,
+    &SUBCHART_RENDERED_WHILE_DISABLED,
     &MALFORMED_ANNOTATION_VALUE,
     &UNKNOWN_SEQUENCING_ANNOTATION,
     &SEQUENCING_IN_CHART_V2,

@@ -20,6 +20,7 @@ mod integrations;
 mod lint;
 mod matrix;
 mod migrate;
+mod nodrop;
 mod parity;
 mod paths;
 mod plan;
