@@ -329,8 +329,18 @@ impl Sequencing {
 /// Reads `metadata.annotations` of an object node.
 #[must_use]
 pub fn read_annotations(metadata: Option<&Node>, file: FileId) -> Vec<Annotation> {
+    read_string_map(metadata, "annotations", file)
+}
+
+/// Reads `metadata.labels` of an object node.
+#[must_use]
+pub fn read_labels(metadata: Option<&Node>, file: FileId) -> Vec<Annotation> {
+    read_string_map(metadata, "labels", file)
+}
+
+fn read_string_map(metadata: Option<&Node>, field: &str, file: FileId) -> Vec<Annotation> {
     let Some(entries) = metadata
-        .and_then(|m| m.get("annotations"))
+        .and_then(|m| m.get(field))
         .and_then(Node::as_map)
     else {
         return Vec::new();

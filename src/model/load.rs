@@ -663,6 +663,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
             name: name.to_owned(),
         },
         annotations,
+        labels: annotations::read_labels(metadata, file),
         seq,
         hook,
         kind_loc: loc(Span {

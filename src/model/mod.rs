@@ -11,6 +11,7 @@ pub mod kapp;
 pub mod kinds;
 pub mod kots;
 mod load;
+pub mod qualified;
 pub mod werf;
 
 use std::collections::BTreeMap;
@@ -172,6 +173,8 @@ pub struct Resource {
     pub api_version: String,
     pub id: ResourceId,
     pub annotations: Vec<Annotation>,
+    /// `metadata.labels`, read as annotations are (key, value, places).
+    pub labels: Vec<Annotation>,
     pub seq: Sequencing,
     pub hook: Option<Hook>,
     /// Where `kind:` is written, for diagnostics about the whole resource.

@@ -85,6 +85,7 @@ mod cs105_subchart_rendered_while_disabled;
 mod cs201_malformed_annotation_value;
 mod cs202_unknown_sequencing_annotation;
 mod cs203_sequencing_in_chart_v2;
+mod cs204_invalid_metadata_key;
 mod cs301_one_sided_readiness;
 mod cs302_malformed_readiness_expression;
 mod cs303_non_numeric_ordering_comparison;
@@ -118,6 +119,7 @@ pub use cs105_subchart_rendered_while_disabled::SUBCHART_RENDERED_WHILE_DISABLED
 pub use cs201_malformed_annotation_value::MALFORMED_ANNOTATION_VALUE;
 pub use cs202_unknown_sequencing_annotation::UNKNOWN_SEQUENCING_ANNOTATION;
 pub use cs203_sequencing_in_chart_v2::SEQUENCING_IN_CHART_V2;
+pub use cs204_invalid_metadata_key::INVALID_METADATA_KEY;
 pub use cs301_one_sided_readiness::ONE_SIDED_READINESS;
 pub use cs302_malformed_readiness_expression::MALFORMED_READINESS_EXPRESSION;
 pub use cs303_non_numeric_ordering_comparison::NON_NUMERIC_ORDERING_COMPARISON;
@@ -153,6 +155,7 @@ pub static RULES: &[&Rule] = &[
     &MALFORMED_ANNOTATION_VALUE,
     &UNKNOWN_SEQUENCING_ANNOTATION,
     &SEQUENCING_IN_CHART_V2,
+    &INVALID_METADATA_KEY,
     &ONE_SIDED_READINESS,
     &MALFORMED_READINESS_EXPRESSION,
     &NON_NUMERIC_ORDERING_COMPARISON,
