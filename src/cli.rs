@@ -496,7 +496,8 @@ pub struct UninstallArgs {
 pub struct RollbackArgs {
     #[command(flatten)]
     pub release: ReleaseArgs,
-    /// The revision to roll back to (default: the one before the current).
+    /// The revision to roll back to (default: the one before the newest, whatever its status,
+    /// as `helm rollback`).
     #[arg(value_name = "REVISION")]
     pub revision: Option<u32>,
     #[command(flatten)]
