@@ -242,3 +242,60 @@ fn uninstall_leaves_an_object_someone_replaced() {
     );
     assert_eq!(env.count("delete", "ConfigMap", "app"), 0);
 }
+
+#[test]
+fn a_cluster_scoped_object_is_named_without_a_namespace() {
+    let env = start("");
+    env.create_as(
+        "kubectl",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/reader",
+        r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"reader"},"rules":[]}"#,
+    );
+    let stream = env.stream(
+        "reader.yaml",
+        "---
+# Source: shop/templates/reader.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+rules: []
+---
+# Source: shop/templates/app.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {a: \"1\"}
+",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["apply", &stream, "--release", "shop", "-n", "k3"];
+        args.extend_from_slice(extra);
+        args.push("--create-namespace");
+        env.run(&args)
+    };
+    // The release's namespace is named; the ClusterRole has none.
+    let (code, out, err) = run(&[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("do not belong to release shop (namespace k3)")
+            && err.contains("\n  ClusterRole/reader: not managed by Helm"),
+        "{err}"
+    );
+    assert!(!err.contains("ClusterRole/reader (namespace"), "{err}");
+    // So does the preview, and the adoption.
+    let (code, out, err) = run(&["--dry-run", "--diff"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("! ClusterRole/reader: refused")
+            && out.contains("ConfigMap/app (namespace k3)"),
+        "{out}"
+    );
+    let (code, out, err) = run(&["--take-ownership"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("--take-ownership: adopting ClusterRole/reader (not managed by Helm)"),
+        "{err}"
+    );
+}
