@@ -299,3 +299,37 @@ data: {a: \"1\"}
         "{err}"
     );
 }
+
+#[test]
+fn a_rollback_refuses_a_foreign_object_unless_told_to_take_it_over() {
+    let env = start("");
+    let full = env.stream("shop.yaml", SHOP);
+    let without = env.stream(
+        "shop-v2.yaml",
+        &SHOP
+            .split("---\n")
+            .filter(|d| !d.contains("name: shared-settings"))
+            .collect::<Vec<_>>()
+            .join("---\n"),
+    );
+    assert_eq!(apply(&env, "shop", &full, &[]).0, 0);
+    assert_eq!(apply(&env, "shop", &without, &[]).0, 0);
+    assert!(env.get("ConfigMap", "shared-settings").is_none(), "pruned");
+    // Another team creates an object of that name; rolling back to revision 1 would take it.
+    env.create_as("kubectl", FOREIGN_PATH, FOREIGN);
+    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("ConfigMap/shared-settings (namespace default): not managed by Helm")
+            && err.contains("--take-ownership"),
+        "{err}"
+    );
+    assert!(env.release_secret(3).is_none(), "nothing recorded");
+    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default", "--take-ownership"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let adopted = env.get("ConfigMap", "shared-settings").expect("adopted");
+    assert_eq!(
+        adopted["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        "shop"
+    );
+}
