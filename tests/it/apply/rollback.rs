@@ -81,7 +81,7 @@ fn objects(env: &Env) -> (Vec<String>, String) {
     (names, image)
 }
 
-/// `(revision, status, description)` as pairs of the first two, for assertions.
+/// Every stored revision: number and status.
 fn statuses(env: &Env) -> Vec<(u32, String)> {
     revisions(env).into_iter().map(|(v, s, _)| (v, s)).collect()
 }
@@ -132,7 +132,7 @@ fn roll_back_with(
     let (code, out, err) = ours.run(&chartseq_args);
     let chartseq = (code, format!("{out}\n{err}"));
     let (code, out, err) = theirs.helm(helm, "", &command);
-    ((chartseq), (code, format!("{out}\n{err}")))
+    (chartseq, (code, format!("{out}\n{err}")))
 }
 
 /// Rolls back both copies; both must succeed and agree on every revision and object. The
