@@ -496,7 +496,8 @@ pub struct UninstallArgs {
 pub struct RollbackArgs {
     #[command(flatten)]
     pub release: ReleaseArgs,
-    /// The revision to roll back to (default: the one before the current).
+    /// The revision to roll back to (default: the one before the newest, whatever its status,
+    /// as `helm rollback`).
     #[arg(value_name = "REVISION")]
     pub revision: Option<u32>,
     #[command(flatten)]
@@ -507,6 +508,10 @@ pub struct RollbackArgs {
     /// Revisions kept per release (default: `$HELM_MAX_HISTORY`, else 10; 0: no limit).
     #[arg(long = "history-max", value_name = "N")]
     pub history_max: Option<usize>,
+    /// Adopt existing objects that are not managed by Helm or belong to another release
+    /// (otherwise the rollback is refused before anything is applied).
+    #[arg(long = "take-ownership")]
+    pub take_ownership: bool,
 }
 
 #[cfg(feature = "apply")]
@@ -551,6 +556,7 @@ impl ReleaseArgs {
                 .settings(self.namespace.as_deref(), wait, output)?,
             dry_run,
             history_max,
+            take_ownership: false,
         })
     }
 }
@@ -965,8 +971,11 @@ fn run(
         ),
         #[cfg(feature = "apply")]
         Command::Rollback(a) => commands::apply::rollback(
-            &a.release
-                .settings(Some(&a.wait), None, a.dry_run, history_max(a.history_max))?,
+            &commands::apply::ReleaseSettings {
+                take_ownership: a.take_ownership,
+                ..a.release
+                    .settings(Some(&a.wait), None, a.dry_run, history_max(a.history_max))?
+            },
             a.revision.unwrap_or(0),
             out,
             err,

@@ -310,11 +310,26 @@ impl Runner {
             .resolve(&item.api_version, &item.kind, refresh)
             .await
             .map_err(|error| RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(self.label(item)),
                 error,
             })?;
         lock(&self.kinds).insert(key, kind.clone());
         Ok(kind)
+    }
+
+    /// The namespace `item` lives in: none for a kind the server serves cluster-scoped (once
+    /// its scope is known), the recorded one otherwise.
+    pub(super) fn scope(&self, item: &Item) -> Option<String> {
+        let key = (item.api_version.clone(), item.kind.clone());
+        match lock(&self.kinds).get(&key) {
+            Some(kind) => Self::namespace_for(kind, item),
+            None => item.namespace.clone(),
+        }
+    }
+
+    /// `Kind/name`, with the namespace only when the object has one.
+    pub(super) fn label(&self, item: &Item) -> String {
+        item.label_in(self.scope(item).as_deref())
     }
 
     pub(super) fn namespace_for(kind: &Kind, item: &Item) -> Option<String> {
@@ -352,7 +367,7 @@ impl Runner {
             .apply(&kind, ns.as_deref(), &object, options)
             .await
             .map_err(|error| RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(self.label(item)),
                 error,
             })?;
         Ok(target)
@@ -424,7 +439,7 @@ impl Runner {
             .get(kind, ns, &item.name)
             .await
             .map_err(|error| RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(self.label(item)),
                 error,
             })
     }
@@ -448,7 +463,7 @@ impl Runner {
         Ok(live
             .into_iter()
             .filter_map(|(i, _, _, live)| match Self::decide(record, i, &live?) {
-                Decision::Foreign(owner) => Some((record.items[i].label(), owner)),
+                Decision::Foreign(owner) => Some((self.label(&record.items[i]), owner)),
                 Decision::Owned | Decision::Kept => None,
             })
             .collect())
@@ -546,7 +561,7 @@ impl Runner {
                     ),
                 }
                 .map_err(|message| RunError::Cluster {
-                    resource: Some(item.label()),
+                    resource: Some(self.label(item)),
                     error: ClusterError::other(message),
                 })?;
                 readiness.push(r.map(Arc::new));
@@ -666,7 +681,7 @@ impl Runner {
         .map_err(|error| RunError::Cluster {
             resource: Some(format!(
                 "{} ({} {})",
-                record.items[index].label(),
+                self.label(&record.items[index]),
                 external.key,
                 external.label()
             )),
@@ -755,7 +770,7 @@ impl Runner {
                 return Err(RunError::Interrupted);
             }
             let policies = &hook.delete_policies;
-            let label = format!("{event} hook {}", item.label());
+            let label = format!("{event} hook {}", self.label(item));
             if self.settings.dry_run {
                 self.run_unit(record, &label, &[i], Some(Goal::Complete))
                     .await?;
@@ -899,11 +914,11 @@ impl Runner {
             let item = &record.items[i];
             match decision {
                 Decision::Foreign(owner) => self.emit(Event::Skipped {
-                    resource: item.label(),
+                    resource: self.label(item),
                     owner: owner.to_string(),
                 }),
                 Decision::Kept if keep => self.emit(Event::Kept {
-                    resource: item.label(),
+                    resource: self.label(item),
                 }),
                 Decision::Kept | Decision::Owned => {
                     let uid = live["metadata"]["uid"].as_str().map(str::to_owned);
@@ -935,12 +950,12 @@ impl Runner {
                 Ok(false) => {}
                 // Replaced by someone else since it was judged: not the object we own.
                 Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
-                    resource: item.label(),
+                    resource: self.label(item),
                     owner: format!("replaced while being deleted ({error})"),
                 }),
                 Err(error) => {
                     return Err(RunError::Cluster {
-                        resource: Some(item.label()),
+                        resource: Some(self.label(item)),
                         error,
                     });
                 }

@@ -169,6 +169,8 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     locked(&history)?;
     // Without a deployed revision (a first install failed) this is an install again.
     let upgrade = previous.is_some();
+    // Where `--atomic` returns to if this run fails.
+    let back_to = last_successful(&history).map(|r| r.revision);
     record.revision = history.last().map_or(1, |r| r.revision + 1);
     if let Some(first) = history.first().and_then(|r| r.first_deployed.clone()) {
         record.first_deployed = Some(first);
@@ -197,7 +199,9 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     let record = Arc::new(record);
     // What the last deployed revision and any failed runs since then left behind.
     let prune: Vec<&Record> = since_deployed(&history).iter().rev().collect();
-    let result = run_release(&runner, &record, pre, post, &prune).await;
+    let result = run_release(&runner, &record, pre, post, &prune)
+        .await
+        .map_err(|s| s.error);
     let mut record = Arc::try_unwrap(record).unwrap_or_else(|r| (*r).clone());
     record.report = Some(runner.report());
     if dry_run {
@@ -223,7 +227,7 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
             if ctx.atomic && !matches!(e, RunError::Interrupted) {
                 ctx.note(format!(
                     "--atomic: {}",
-                    if previous.is_some() {
+                    if back_to.is_some() {
                         "rolling back"
                     } else {
                         "uninstalling"
@@ -231,9 +235,9 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
                 ));
                 // The failure's own wait budget is spent: the rollback gets a fresh one.
                 let fresh = ctx.follow_up();
-                match previous {
-                    Some(prev) => {
-                        rollback(&fresh, &record.namespace, &record.name, prev.revision).await?;
+                match back_to {
+                    Some(revision) => {
+                        rollback(&fresh, &record.namespace, &record.name, revision).await?;
                     }
                     None => {
                         Box::pin(uninstall(&fresh, &record.namespace, &record.name)).await?;
@@ -245,16 +249,24 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     }
 }
 
-/// Helm's lock: a revision still pending means another run is at work (or died; then roll
-/// back or uninstall).
+/// Helm's lock: a revision still pending means another run is at work (or died; then the
+/// message names the rollback, or with nothing to return to the uninstall, that frees it).
 fn locked(history: &[Record]) -> Result<(), RunError> {
-    match history.last().filter(|r| r.status.starts_with("pending-")) {
-        Some(last) => Err(RunError::CannotRun(format!(
-            "another operation (install/upgrade/rollback) is in progress: release {} revision {} is {}; if none is running, roll back or uninstall it",
-            last.name, last.revision, last.status
-        ))),
-        None => Ok(()),
-    }
+    let Some(last) = history.last().filter(|r| r.status.starts_with("pending-")) else {
+        return Ok(());
+    };
+    let (name, namespace) = (&last.name, &last.namespace);
+    let way_out = match last_successful(history) {
+        Some(good) => format!(
+            "`chartseq rollback {name} {} -n {namespace}` returns to revision {}",
+            good.revision, good.revision
+        ),
+        None => format!("`chartseq uninstall {name} -n {namespace}` removes it"),
+    };
+    Err(RunError::CannotRun(format!(
+        "another operation (install/upgrade/rollback) is in progress: release {name} revision {} is {}; if none is running, {way_out}",
+        last.revision, last.status
+    )))
 }
 
 /// What installing or upgrading with `record` would do to each object (`apply --dry-run
@@ -267,6 +279,24 @@ pub async fn preview(ctx: &Context, mut record: Record) -> Result<preview::Previ
     preview::preview(&runner, &record, &history, ctx.settings.take_ownership).await
 }
 
+/// Where a run stopped: Helm records a failure to apply or wait for the objects differently
+/// from a failed hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// CRDs and the pre hooks.
+    Before,
+    /// The plan and the pruning.
+    Objects,
+    /// The post hooks.
+    After,
+}
+
+/// A failed run: the error and where it happened.
+struct Stopped {
+    stage: Stage,
+    error: RunError,
+}
+
 /// Runs a revision and prunes what the `previous` revisions had and it does not. Helm's
 /// order (`upgrade.go`, `rollback.go`): pre hooks, the new objects, deletion of the removed
 /// ones, then the post hooks; so a post hook sees the release exactly as it now is.
@@ -276,12 +306,15 @@ async fn run_release(
     pre: &str,
     post: &str,
     previous: &[&Record],
-) -> Result<(), RunError> {
-    runner.crds(record).await?;
-    runner.hooks(record, pre).await?;
-    runner.plan(record).await?;
-    prune(runner, record, previous).await?;
-    runner.hooks(record, post).await
+) -> Result<(), Stopped> {
+    let at = |stage| move |error| Stopped { stage, error };
+    runner.crds(record).await.map_err(at(Stage::Before))?;
+    runner.hooks(record, pre).await.map_err(at(Stage::Before))?;
+    runner.plan(record).await.map_err(at(Stage::Objects))?;
+    prune(runner, record, previous)
+        .await
+        .map_err(at(Stage::Objects))?;
+    runner.hooks(record, post).await.map_err(at(Stage::After))
 }
 
 /// Deletes what `previous` revisions (newest first) had and `record` has not, each in the
@@ -324,41 +357,67 @@ async fn finish_deployed(
     Ok(())
 }
 
-/// Rolls back to `revision` (0: the one before the last deployed): applies its recorded
-/// objects in its recorded order, prunes the rest, records a new revision.
+/// Rolls back as `helm rollback` does: `revision` 0 means the one before the newest revision
+/// (whatever the newest one's status: a failed or interrupted upgrade is the one undone).
+/// Applies the target's recorded objects in its recorded order, prunes the rest, and records a
+/// new revision `Rollback to N`.
 pub async fn rollback(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
     Box::pin(rollback_inner(ctx, namespace, name, revision)).await
 }
 
-async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
-    let history = ctx.history(namespace, name).await?;
-    let Some(last) = history.last() else {
+/// Which revision `helm rollback NAME [REVISION]` goes back to: `revision`, or with 0 the one
+/// before the newest (Helm's `Last`, by revision number, whatever its status). The newest
+/// revision and the target.
+fn rollback_target<'h>(
+    history: &'h [Record],
+    name: &str,
+    namespace: &str,
+    revision: u32,
+) -> Result<(&'h Record, &'h Record), RunError> {
+    let Some(current) = history.last() else {
         return Err(RunError::CannotRun(format!(
             "rollback: release not loaded: {name} (namespace {namespace}): release: not found"
         )));
     };
-    let current = history
-        .iter()
-        .rev()
-        .find(|r| r.status == "deployed")
-        .cloned()
-        .unwrap_or_else(|| last.clone());
-    let target_rev = if revision == 0 {
+    let wanted = if revision == 0 {
         current.revision.saturating_sub(1)
     } else {
         revision
     };
-    let Some(target) = history.iter().find(|r| r.revision == target_rev) else {
-        return Err(RunError::CannotRun(format!(
-            "release {name} has no revision {target_rev}"
-        )));
+    if let Some(target) = history.iter().find(|r| r.revision == wanted) {
+        return Ok((current, target));
+    }
+    let stored: Vec<String> = history.iter().map(|r| r.revision.to_string()).collect();
+    let why = if revision == 0 {
+        format!(" (the one before the newest, {})", current.revision)
+    } else {
+        String::new()
     };
+    Err(RunError::CannotRun(format!(
+        "release {name} has no revision {wanted}{why} to roll back to; stored revisions: {}",
+        stored.join(", ")
+    )))
+}
+
+/// The revision `--atomic` returns to after a failed upgrade, as Helm's rollback-on-failure
+/// picks it: the newest `superseded` or `deployed` one.
+fn last_successful(history: &[Record]) -> Option<&Record> {
+    history
+        .iter()
+        .rev()
+        .find(|r| r.status == "deployed" || r.status == "superseded")
+}
+
+async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
+    let history = ctx.history(namespace, name).await?;
+    let (current, target) = rollback_target(&history, name, namespace, revision)?;
     let mut record = target.again(
-        last.revision + 1,
+        current.revision + 1,
         "pending-rollback",
-        format!("Rollback to {target_rev}"),
+        format!("Rollback to {}", target.revision),
     );
     record.first_deployed.clone_from(&current.first_deployed);
+    let current = current.clone();
     let prepared = ctx.storage().prepare(&record).map_err(RunError::Storage)?;
     let runner = ctx.runner();
     ctx.check_ownership(&runner, &record).await?;
@@ -368,30 +427,62 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
     }
     drop(prepared);
     let record = Arc::new(record);
-    // Prune from the current revision and from the latest (a failed upgrade may have added
-    // objects the current one lacks).
-    let prune: Vec<&Record> = if last.revision == current.revision {
-        vec![&current]
-    } else {
-        vec![last, &current]
-    };
+    // What may still be in the cluster: the last deployed revision and every run after it,
+    // newest first (Helm prunes from the newest alone; an interrupted run before it may have
+    // left objects too).
+    let prune: Vec<&Record> = since_deployed(&history).iter().rev().collect();
     let result = run_release(&runner, &record, "pre-rollback", "post-rollback", &prune).await;
     let mut record = Arc::try_unwrap(record).unwrap_or_else(|r| (*r).clone());
     record.report = Some(runner.report());
     if dry_run {
-        return result.map(|()| record);
+        return result.map(|()| record).map_err(|s| s.error);
     }
     match result {
         Ok(()) => {
-            let description = record.description.clone();
-            finish_deployed(ctx, &mut record, &history, &description).await?;
+            // Helm supersedes every revision still `deployed`, then marks the new one; the
+            // failed or pending revisions in between keep their status.
+            for old in ctx
+                .history(namespace, name)
+                .await?
+                .into_iter()
+                .filter(|r| r.status == "deployed" && r.revision != record.revision)
+            {
+                let mut old = old;
+                old.status = "superseded".into();
+                ctx.update(&old).await?;
+            }
+            record.status = "deployed".into();
+            ctx.update(&record).await?;
             Ok(record)
         }
-        Err(e) => {
+        Err(Stopped { stage, error }) => {
             record.status = "failed".into();
-            record.description = failure_description("Rollback", name, &e);
+            let objects = stage == Stage::Objects;
+            let waiting = matches!(error, RunError::Wait { .. } | RunError::Overall { .. });
+            let interrupted = matches!(error, RunError::Interrupted);
+            // Helm's words: `Release` when the objects went out but did not become ready,
+            // `Rollback` when applying them (or a hook: Helm leaves the revision pending
+            // then, chartseq records it failed so that the release stays usable) failed.
+            let what = if objects && waiting {
+                "Release"
+            } else {
+                "Rollback"
+            };
+            record.description = failure_description(what, name, &error);
+            if objects && !waiting && !interrupted {
+                // Helm: applying the target failed part way, so the revision that was current
+                // no longer describes the cluster: it is superseded.
+                let mut current = current;
+                current.status = "superseded".into();
+                if let Err(e) = ctx.update(&current).await {
+                    ctx.note(format!(
+                        "revision {} could not be marked superseded: {e}",
+                        current.revision
+                    ));
+                }
+            }
             ctx.update(&record).await?;
-            Err(e)
+            Err(error)
         }
     }
 }

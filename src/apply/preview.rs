@@ -105,12 +105,14 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(section: &str, item: &Item, action: Action) -> Self {
+    /// `item`'s line, after `runner` has looked up its kind (so that a cluster-scoped object
+    /// shows no namespace).
+    fn new(runner: &Runner, section: &str, item: &Item, action: Action) -> Self {
         Self {
             section: section.to_owned(),
             api_version: item.api_version.clone(),
             kind: item.kind.clone(),
-            namespace: item.namespace.clone(),
+            namespace: runner.scope(item),
             name: item.name.clone(),
             action,
         }
@@ -163,20 +165,14 @@ pub(super) async fn preview(
     };
     let mut entries = Vec::new();
     for &i in &record.crds {
-        entries.push(Entry::new(
-            "crds",
-            &record.items[i],
-            object(runner, record, i, take_ownership).await?,
-        ));
+        let action = object(runner, record, i, take_ownership).await?;
+        entries.push(Entry::new(runner, "crds", &record.items[i], action));
     }
     hooks(runner, record, pre, take_ownership, &mut entries).await?;
     for step in &record.steps {
         for &i in &step.resources {
-            entries.push(Entry::new(
-                &step.label,
-                &record.items[i],
-                object(runner, record, i, take_ownership).await?,
-            ));
+            let action = object(runner, record, i, take_ownership).await?;
+            entries.push(Entry::new(runner, &step.label, &record.items[i], action));
         }
     }
     let previous: Vec<&Record> = super::since_deployed(history).iter().rev().collect();
@@ -194,7 +190,7 @@ pub(super) async fn preview(
                     Decision::Kept => Action::Kept,
                     Decision::Foreign(owner) => Action::LeftInPlace(owner.to_string()),
                 };
-                entries.push(Entry::new("prune", item, action));
+                entries.push(Entry::new(runner, "prune", item, action));
             }
         }
     }
@@ -230,7 +226,7 @@ async fn hooks(
         if recreated && matches!(action, Action::Update(_) | Action::Unchanged) {
             action = Action::Recreate;
         }
-        entries.push(Entry::new(&section, item, action));
+        entries.push(Entry::new(runner, &section, item, action));
     }
     Ok(())
 }
@@ -283,7 +279,7 @@ async fn object(
         Ok(r) => r,
         Err(error) if error.kind == ErrorKind::Transient => {
             return Err(RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(runner.label(item)),
                 error,
             });
         }

@@ -39,10 +39,18 @@ pub struct Item {
 }
 
 impl Item {
-    /// `Kind/name`, with the namespace when there is one.
+    /// `Kind/name`, with the recorded namespace when there is one. Every item records the
+    /// release namespace unless its manifest names another, cluster-scoped ones too: once the
+    /// kind's scope is known, [`Item::label_in`] says it right.
     #[must_use]
     pub fn label(&self) -> String {
-        match &self.namespace {
+        self.label_in(self.namespace.as_deref())
+    }
+
+    /// `Kind/name`, with `namespace` when there is one.
+    #[must_use]
+    pub fn label_in(&self, namespace: Option<&str>) -> String {
+        match namespace {
             Some(ns) => format!("{}/{} (namespace {ns})", self.kind, self.name),
             None => format!("{}/{}", self.kind, self.name),
         }

@@ -58,6 +58,8 @@ pub struct ReleaseSettings {
     pub dry_run: bool,
     /// `--history-max` (`rollback`); 0 keeps every revision.
     pub history_max: usize,
+    /// `--take-ownership` (`rollback`): adopt objects that are not this release's.
+    pub take_ownership: bool,
 }
 
 /// `chartseq apply` settings.
@@ -754,7 +756,7 @@ fn run_release_op(
 ) -> Result<Outcome, Failure> {
     validate_release_name(&settings.release)?;
     let cs = &settings.cluster;
-    let run = cs.run_settings(settings.dry_run, false, false)?;
+    let run = cs.run_settings(settings.dry_run, false, settings.take_ownership)?;
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;
     let (ns, name, driver, history_max) = (

@@ -15,6 +15,7 @@ mod kubectl;
 mod order;
 mod plugin;
 mod preview;
+mod rollback;
 mod safety;
 mod storage;
 mod support;

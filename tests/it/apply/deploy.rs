@@ -222,6 +222,23 @@ fn atomic_upgrade_failure_rolls_back() {
 }
 
 #[test]
+fn atomic_returns_to_the_newest_superseded_revision_when_none_is_deployed() {
+    let env = start("resources:\n- {kind: Deployment, name: app, fail: true, readyAfterMs: 50}\n");
+    let (code, _, _) = env.apply("hooks.yaml", &[]);
+    assert_eq!(code, 0);
+    // No revision deployed: a rollback that failed to apply supersedes the one it left.
+    env.set_status(1, "superseded", None);
+    let (code, out, err) = env.apply("shop.yaml", &["--atomic"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    // As Helm's rollback-on-failure: back to revision 1, not uninstalled.
+    assert!(err.contains("--atomic: rolling back"), "{err}");
+    assert!(env.exists("ConfigMap", "app"));
+    assert!(!env.exists("Deployment", "app"));
+    let (_, out, _) = env.run(&["history", "shop", "-n", "default"]);
+    assert!(out.contains("Rollback to 1"), "{out}");
+}
+
+#[test]
 fn hooks_follow_weight_and_delete_policies() {
     let env = start("");
     let (code, out, err) = env.apply("hooks.yaml", &[]);

@@ -203,32 +203,17 @@ fn what_could_not_run_exits_2_and_what_failed_exits_1() {
 
 #[test]
 fn a_pending_revision_stops_an_upgrade_as_helm_does() {
-    use base64::Engine as _;
-    use std::io::Write as _;
     let env = start("");
     assert_eq!(apply(&env, &[]).0, 0);
+    assert_eq!(apply(&env, &[]).0, 0);
     // Revision 2 left pending, as a run killed mid-upgrade leaves it.
-    let (_, mut release) = env.stored_release("Secret", "shop", 1).expect("revision 1");
-    release["version"] = serde_json::json!(2);
-    release["info"]["status"] = serde_json::json!("pending-upgrade");
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(release.to_string().as_bytes()).expect("gzip");
-    let b64 = base64::engine::general_purpose::STANDARD;
-    let text = b64.encode(gz.finish().expect("gzip"));
-    let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-        "metadata": {"name": "sh.helm.release.v1.shop.v2",
-            "labels": {"owner": "helm", "name": "shop", "status": "pending-upgrade", "version": "2"}},
-        "data": {"release": b64.encode(text)}});
-    env.create_as(
-        "helm",
-        "/api/v1/namespaces/default/secrets/sh.helm.release.v1.shop.v2",
-        &secret.to_string(),
-    );
+    env.set_status(1, "deployed", None);
+    env.set_status(2, "pending-upgrade", Some("Preparing upgrade"));
     let before = env.log().len();
     let (code, _, err) = apply(&env, &[]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("another operation (install/upgrade/rollback) is in progress: release shop revision 2 is pending-upgrade"),
+        err.contains("another operation (install/upgrade/rollback) is in progress: release shop revision 2 is pending-upgrade; if none is running, `chartseq rollback shop 1 -n default` returns to revision 1"),
         "{err}"
     );
     assert!(env.log()[before..].iter().all(|e| e.verb != "apply"));
@@ -239,9 +224,27 @@ fn a_pending_revision_stops_an_upgrade_as_helm_does() {
         err.contains("release shop revision 2 is pending-upgrade"),
         "{err}"
     );
-    // The way out Helm offers: a rollback.
+    // The way out Helm offers, as the message names it: a rollback.
     let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("revision 3, status deployed"), "{out}");
+    assert_eq!(apply(&env, &[]).0, 0);
+}
+
+#[test]
+fn a_pending_first_install_names_the_uninstall_that_frees_it() {
+    let env = start("");
+    assert_eq!(apply(&env, &[]).0, 0);
+    // The only revision left pending, as a first install killed mid-run leaves it.
+    env.set_status(1, "pending-install", Some("Initial install underway"));
+    let (code, _, err) = apply(&env, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("release shop revision 1 is pending-install; if none is running, `chartseq uninstall shop -n default` removes it"),
+        "{err}"
+    );
+    // That command works.
+    let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default"]);
+    assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(apply(&env, &[]).0, 0);
 }

@@ -270,8 +270,9 @@ fn a_rollback_runs_its_hooks_around_the_plan_and_prunes_before_post_rollback_hoo
             "DELETE ConfigMap/extra",
             // post-rollback: check has no policy (before-hook-creation), so it stays.
             "PATCH Job/check",
-            "PUT Secret/sh.helm.release.v1.shop.v3",
+            // As Helm: the deployed revision superseded, then the rollback recorded deployed.
             "PUT Secret/sh.helm.release.v1.shop.v2",
+            "PUT Secret/sh.helm.release.v1.shop.v3",
         ],
         "{changes:#?}"
     );

@@ -242,3 +242,94 @@ fn uninstall_leaves_an_object_someone_replaced() {
     );
     assert_eq!(env.count("delete", "ConfigMap", "app"), 0);
 }
+
+#[test]
+fn a_cluster_scoped_object_is_named_without_a_namespace() {
+    let env = start("");
+    env.create_as(
+        "kubectl",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/reader",
+        r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"reader"},"rules":[]}"#,
+    );
+    let stream = env.stream(
+        "reader.yaml",
+        "---
+# Source: shop/templates/reader.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+rules: []
+---
+# Source: shop/templates/app.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {a: \"1\"}
+",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["apply", &stream, "--release", "shop", "-n", "k3"];
+        args.extend_from_slice(extra);
+        args.push("--create-namespace");
+        env.run(&args)
+    };
+    // The release's namespace is named; the ClusterRole has none.
+    let (code, out, err) = run(&[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("do not belong to release shop (namespace k3)")
+            && err.contains("\n  ClusterRole/reader: not managed by Helm"),
+        "{err}"
+    );
+    assert!(!err.contains("ClusterRole/reader (namespace"), "{err}");
+    // So does the preview, and the adoption.
+    let (code, out, err) = run(&["--dry-run", "--diff"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("! ClusterRole/reader: refused")
+            && out.contains("ConfigMap/app (namespace k3)"),
+        "{out}"
+    );
+    let (code, out, err) = run(&["--take-ownership"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("--take-ownership: adopting ClusterRole/reader (not managed by Helm)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_rollback_refuses_a_foreign_object_unless_told_to_take_it_over() {
+    let env = start("");
+    let full = env.stream("shop.yaml", SHOP);
+    let without = env.stream(
+        "shop-v2.yaml",
+        &SHOP
+            .split("---\n")
+            .filter(|d| !d.contains("name: shared-settings"))
+            .collect::<Vec<_>>()
+            .join("---\n"),
+    );
+    assert_eq!(apply(&env, "shop", &full, &[]).0, 0);
+    assert_eq!(apply(&env, "shop", &without, &[]).0, 0);
+    assert!(env.get("ConfigMap", "shared-settings").is_none(), "pruned");
+    // Another team creates an object of that name; rolling back to revision 1 would take it.
+    env.create_as("kubectl", FOREIGN_PATH, FOREIGN);
+    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("ConfigMap/shared-settings (namespace default): not managed by Helm")
+            && err.contains("--take-ownership"),
+        "{err}"
+    );
+    assert!(env.release_secret(3).is_none(), "nothing recorded");
+    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default", "--take-ownership"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let adopted = env.get("ConfigMap", "shared-settings").expect("adopted");
+    assert_eq!(
+        adopted["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        "shop"
+    );
+}
