@@ -339,10 +339,7 @@ pub fn read_labels(metadata: Option<&Node>, file: FileId) -> Vec<Annotation> {
 }
 
 fn read_string_map(metadata: Option<&Node>, field: &str, file: FileId) -> Vec<Annotation> {
-    let Some(entries) = metadata
-        .and_then(|m| m.get(field))
-        .and_then(Node::as_map)
-    else {
+    let Some(entries) = metadata.and_then(|m| m.get(field)).and_then(Node::as_map) else {
         return Vec::new();
     };
     let loc = |span: Span| Loc { file, span };

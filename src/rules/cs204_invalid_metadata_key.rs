@@ -126,7 +126,9 @@ fn check(ctx: &Context, sink: &mut Sink) {
 
 fn help(key: &str) -> String {
     if key.starts_with("helm.sh/depends-on/") {
-        format!("did you mean `{DEPENDS_ON_GROUPS}`? (Helm removes that key, and only that one, before applying)")
+        format!(
+            "did you mean `{DEPENDS_ON_GROUPS}`? (Helm removes that key, and only that one, before applying)"
+        )
     } else {
         "fix the key; the install stops at this object otherwise".to_owned()
     }

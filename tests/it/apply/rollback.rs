@@ -29,6 +29,11 @@ fn history(scenario: &str, helm: &Path, runs: &[Run], statuses: &[(u32, &str)]) 
     let helm = helm.to_str().expect("a UTF-8 path");
     for (values, succeeds) in runs {
         let mut args = vec!["apply", "shop", chart, "--helm", helm, "-n", "default"];
+        if !succeeds {
+            // A run made to fail at the API server (a label value it refuses), not at the
+            // lint gate that would stop it first (CS204).
+            args.push("--no-lint");
+        }
         for v in *values {
             args.extend(["--set", v]);
         }
