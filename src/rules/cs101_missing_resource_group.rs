@@ -40,13 +40,36 @@ fn declared<'m>(ctx: &Context<'m>, chart: ChartId) -> BTreeSet<&'m str> {
         .collect()
 }
 
-/// The declared group a misspelled reference most likely meant.
-fn suggestion<'a>(groups: &BTreeSet<&'a str>, missing: &str) -> Option<&'a str> {
+/// The declared group a misspelled reference most likely meant: close by edit distance (for
+/// its length), or the same stem with a different ending (`migrate` for `migrations`); never
+/// the group that holds the reference, which would make it depend on itself.
+fn suggestion<'a>(groups: &BTreeSet<&'a str>, missing: &str, own: &str) -> Option<&'a str> {
+    let missing_lower = missing.to_lowercase();
     groups
         .iter()
         .copied()
-        .filter(|g| strsim::damerau_levenshtein(g, missing) <= 2)
-        .min_by_key(|g| strsim::damerau_levenshtein(g, missing))
+        .filter(|g| *g != own)
+        .filter_map(|g| {
+            let lower = g.to_lowercase();
+            let distance = strsim::damerau_levenshtein(&lower, &missing_lower);
+            let (short, long) = if lower.len() <= missing_lower.len() {
+                (&lower, &missing_lower)
+            } else {
+                (&missing_lower, &lower)
+            };
+            let limit = (long.chars().count() / 3).max(2);
+            let close = distance <= limit && distance < short.chars().count();
+            // The same stem: most of the shorter name begins the longer one.
+            let common = short
+                .chars()
+                .zip(long.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            let stem = common >= 4 && common * 4 >= short.chars().count() * 3;
+            (close || stem).then_some((distance, g))
+        })
+        .min()
+        .map(|(_, g)| g)
 }
 
 /// One reference to a group that does not exist, with everything it caused.
@@ -92,7 +115,7 @@ pub(super) fn root_causes<'d>(ctx: &'d Context) -> Vec<RootCause<'d>> {
             group,
             missing,
             loc: *loc,
-            suggestion: suggestion(groups, missing).map(str::to_owned),
+            suggestion: suggestion(groups, missing, group).map(str::to_owned),
             cascade: Vec::new(),
             isolated: Vec::new(),
         });
@@ -248,5 +271,23 @@ fn check(ctx: &Context, sink: &mut Sink) {
             d = d.doc(doc);
         }
         sink.push(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggestion;
+
+    #[test]
+    fn suggestions_fit_the_name_and_are_never_the_group_itself() {
+        let groups = ["migrate", "database", "b", "cache"].into_iter().collect();
+        assert_eq!(suggestion(&groups, "migrations", "app"), Some("migrate"));
+        assert_eq!(suggestion(&groups, "databse", "app"), Some("database"));
+        assert_eq!(suggestion(&groups, "Cache", "app"), Some("cache"));
+        // `a` is one edit from `b`, but `b` holds the reference: no self-loop suggested.
+        assert_eq!(suggestion(&groups, "a", "b"), None);
+        // One letter is no evidence of a typo.
+        assert_eq!(suggestion(&groups, "a", "app"), None);
+        assert_eq!(suggestion(&groups, "queue", "app"), None);
     }
 }
