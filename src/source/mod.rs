@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod git;
 pub mod helm;
+pub mod read;
 mod split;
 pub mod values;
 

@@ -1,0 +1,377 @@
+//! Hostile ways of handing chartseq its input: operands that look like options of the tools it
+//! runs, devices and FIFOs, archives that break the chart tree's budget or hold one member
+//! twice, links that lead back into their own chart, links in a repository at a revision.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::{chartseq, fixture, run, tool};
+
+fn git(dir: &Path, args: &[&str]) {
+    let (code, out, err) = run(std::process::Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args));
+    assert_eq!(code, 0, "git {args:?}: {out}{err}");
+}
+
+/// A chart directory with one `ConfigMap` per name.
+fn chart(dir: &Path, name: &str, resources: &[&str]) -> PathBuf {
+    std::fs::create_dir_all(dir.join("templates")).expect("mkdir");
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n"),
+    )
+    .expect("Chart.yaml");
+    for r in resources {
+        std::fs::write(
+            dir.join(format!("templates/{r}.yaml")),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {r}\n"),
+        )
+        .expect("template");
+    }
+    dir.to_path_buf()
+}
+
+/// Every entry below `dir`, as paths relative to it.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let path = entry.path();
+            out.push(
+                path.strip_prefix(dir)
+                    .expect("below")
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `--release-name=--output-dir=DIR` once reached helm as its own flag and helm wrote the
+/// chart into DIR: the name is checked by Helm's rule first, and helm gets its operands after
+/// `--`, so nothing is written and the error says why.
+#[test]
+fn a_release_name_never_becomes_a_helm_flag() {
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_dir = dir.path().join("written");
+    let clean = fixture("integrations/charts/clean");
+    let arg = format!("--release-name=--output-dir={}", out_dir.display());
+    for command in ["plan", "template", "lint"] {
+        let (code, out, err) = run(chartseq()
+            .arg(command)
+            .arg(&clean)
+            .arg(&arg)
+            .arg("--helm")
+            .arg(&helm));
+        assert_eq!(code, 2, "{command}: {out}{err}");
+        assert!(
+            err.contains("invalid release name `--output-dir="),
+            "{command}: {err}"
+        );
+        assert!(!out_dir.exists(), "{command}: helm wrote {out_dir:?}");
+    }
+    // Helm's rule: 53 characters at most, lowercase DNS labels.
+    for bad in ["Web", &"x".repeat(54), "web.", "-web"] {
+        let (code, _, err) = run(chartseq()
+            .arg("plan")
+            .arg(&clean)
+            .arg(format!("--release-name={bad}"))
+            .arg("--helm")
+            .arg(&helm));
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("invalid release name"), "{bad}: {err}");
+    }
+    for good in ["web", &"x".repeat(53), "web.v2-1"] {
+        let (code, _, err) = run(chartseq()
+            .arg("plan")
+            .arg(&clean)
+            .arg(format!("--release-name={good}"))
+            .arg("--helm")
+            .arg(&helm));
+        assert_eq!(code, 0, "{good}: {err}");
+    }
+    // A values file whose name looks like a flag is still a values file.
+    let odd = dir.path().join("--output-dir=x.yaml");
+    std::fs::write(&odd, "a: 1\n").expect("values");
+    let (code, _, err) = run(chartseq()
+        .current_dir(dir.path())
+        .arg("plan")
+        .arg(&clean)
+        .args(["--values=--output-dir=x.yaml", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 0, "{err}");
+    assert!(!dir.path().join("x.yaml").exists());
+}
+
+/// `--changed-since=--output=F` once reached `git diff` as its option: git wrote F, saw no
+/// change and lint passed. A revision is resolved to a commit first, and one starting with `-`
+/// is refused, so nothing is written and the run fails.
+#[test]
+fn a_revision_never_becomes_a_git_option() {
+    let repo = tempfile::tempdir().expect("tempdir");
+    let top = repo.path();
+    git(top, &["init", "-q", "-b", "main"]);
+    chart(&top.join("charts/app"), "app", &["a"]);
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "one"]);
+    let before = listing(top);
+    let (code, out, err) =
+        run(chartseq()
+            .current_dir(top)
+            .args(["lint", "--changed-since=--output=F", "."]));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--changed-since") && err.contains("is not a git revision"),
+        "{err}"
+    );
+    assert_eq!(listing(top), before, "git wrote a file");
+    // A revision is still a revision.
+    let (code, _, err) =
+        run(chartseq()
+            .current_dir(top)
+            .args(["lint", "--changed-since=main", "."]));
+    assert_eq!(code, 0, "{err}");
+
+    // `diff REF:path` takes the same care.
+    let (code, _, err) = run(chartseq().current_dir(top).args([
+        "diff",
+        "--",
+        "--output=G:charts/app",
+        "charts/app",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a git revision"), "{err}");
+    assert_eq!(listing(top), before, "git wrote a file");
+}
+
+/// Values files, TARGET streams and `--chart` archives are read through one bounded reader:
+/// `/dev/zero` and a FIFO are refused at the limit a regular file is held to, promptly.
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_are_held_to_the_limit_of_regular_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clean = fixture("integrations/charts/clean");
+    let timed = |cmd: &mut std::process::Command| {
+        let started = Instant::now();
+        let result = run(cmd);
+        assert!(started.elapsed() < Duration::from_secs(120), "no hang");
+        result
+    };
+    // `-f /dev/zero`: refused at --max-document-bytes, before helm runs.
+    let (code, _, err) = timed(chartseq().arg("plan").arg(&clean).args([
+        "-f",
+        "/dev/zero",
+        "--max-document-bytes",
+        "1048576",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("values file /dev/zero has more than the limit of 1048576")
+            && err.contains("--max-document-bytes"),
+        "{err}"
+    );
+    // The default limit holds for devices too (64 MiB, not the 2 GiB once read).
+    let (code, _, err) = timed(chartseq().arg("plan").arg(&clean).args(["-f", "/dev/zero"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than the limit of 67108864"), "{err}");
+
+    // The TARGET: a device, and standard input from it.
+    let (code, _, err) =
+        timed(chartseq().args(["plan", "/dev/zero", "--max-input-bytes", "1048576"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "/dev/zero has more than the limit of 1048576 (raise it with --max-input-bytes)"
+        ),
+        "{err}"
+    );
+    let zero = std::fs::File::open("/dev/zero").expect("/dev/zero");
+    let (code, _, err) = timed(
+        chartseq()
+            .args(["plan", "-", "--max-input-bytes", "1048576"])
+            .stdin(zero),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("standard input has more than the limit of 1048576"),
+        "{err}"
+    );
+    // A regular file over the limit is refused unread, with its size.
+    let stream = dir.path().join("s.yaml");
+    std::fs::write(&stream, vec![b'#'; 2048]).expect("write");
+    let (code, _, err) = timed(
+        chartseq()
+            .arg("plan")
+            .arg(&stream)
+            .args(["--max-input-bytes", "1024"]),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("has 2048 bytes, more than the limit of 1024"),
+        "{err}"
+    );
+
+    // A FIFO fed more than the limit, as a values file and as the TARGET.
+    for (name, args) in [
+        (
+            "values.fifo",
+            vec![
+                "plan",
+                "CHART",
+                "-f",
+                "FIFO",
+                "--max-document-bytes",
+                "65536",
+            ],
+        ),
+        (
+            "stream.fifo",
+            vec!["plan", "FIFO", "--max-input-bytes", "65536"],
+        ),
+    ] {
+        let fifo = dir.path().join(name);
+        let (code, _, err) = run(std::process::Command::new("mkfifo").arg(&fifo));
+        assert_eq!(code, 0, "mkfifo: {err}");
+        let writer_path = fifo.clone();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&writer_path) {
+                let chunk = vec![b'#'; 65536];
+                for _ in 0..64 {
+                    if f.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let args: Vec<PathBuf> = args
+            .iter()
+            .map(|a| match *a {
+                "CHART" => clean.clone(),
+                "FIFO" => fifo.clone(),
+                other => PathBuf::from(other),
+            })
+            .collect();
+        let (code, _, err) = timed(chartseq().args(&args));
+        writer.join().expect("writer");
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name} has more than the limit of 65536")),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// helm's output is read through the same bounded reader.
+#[test]
+fn helm_output_is_held_to_the_input_limit() {
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let clean = fixture("integrations/charts/clean");
+    let (code, _, err) = run(chartseq()
+        .arg("plan")
+        .arg(&clean)
+        .args(["--max-input-bytes", "100", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the output of helm template for")
+            && err.contains("more than the limit of 100 (raise it with --max-input-bytes)"),
+        "{err}"
+    );
+}
+
+/// `diff REF:path` reads a subchart that is a symbolic link inside the repository (a
+/// monorepo's `charts/app/charts/common -> ../../common`) as `lint` reads the working tree:
+/// from the revision, relative to the link's directory; a link out of the repository and a
+/// link back into its own chart are clear errors.
+#[cfg(unix)]
+#[test]
+fn diff_follows_links_inside_the_repository_at_a_revision() {
+    use std::os::unix::fs::symlink;
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let repo = tempfile::tempdir().expect("tempdir");
+    let top = repo.path();
+    git(top, &["init", "-q", "-b", "main"]);
+    chart(&top.join("charts/common"), "common", &["shared"]);
+    let app = chart(&top.join("charts/app"), "app", &["web"]);
+    std::fs::create_dir_all(app.join("charts")).expect("mkdir");
+    symlink("../../common", app.join("charts/common")).expect("symlink");
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "one"]);
+    let diff = |dir: &Path, args: &[&str]| {
+        run(chartseq()
+            .current_dir(dir)
+            .arg("diff")
+            .args(args)
+            .args(["--format", "json", "--helm"])
+            .arg(&helm))
+    };
+    let (code, out, err) = diff(top, &["HEAD:charts/app", "charts/app"]);
+    assert_eq!(code, 0, "the revision is the working tree: {out}{err}");
+    // The revision's copy of the linked chart is read, not the working tree's.
+    chart(&top.join("charts/common"), "common", &["shared", "added"]);
+    let (code, out, err) = diff(top, &["HEAD:charts/app", "charts/app"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(json["resources"]["added"][0]["name"], "added", "{out}");
+    assert_eq!(
+        json["resources"]["removed"].as_array().map(Vec::len),
+        Some(0)
+    );
+    // From a subdirectory, and through a linked directory on the way.
+    let (code, out, err) = diff(&top.join("charts"), &["HEAD:app", "HEAD:app"]);
+    assert_eq!(code, 0, "{out}{err}");
+    symlink("charts/app", top.join("app-link")).expect("symlink");
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "link"]);
+    let (code, out, err) = diff(top, &["HEAD:app-link", "HEAD:charts/app"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // A link out of the repository: the revision does not hold what it leads to.
+    let outside = tempfile::tempdir().expect("outside");
+    chart(outside.path(), "far", &["far"]);
+    std::fs::remove_file(app.join("charts/common")).expect("rm");
+    symlink(outside.path(), app.join("charts/common")).expect("symlink");
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "absolute"]);
+    let (code, _, err) = diff(top, &["HEAD:charts/app", "HEAD~1:charts/app"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("charts/app/charts/common") && err.contains("outside the repository"),
+        "{err}"
+    );
+    std::fs::remove_file(app.join("charts/common")).expect("rm");
+    symlink("../../../../escape", app.join("charts/common")).expect("symlink");
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "escape"]);
+    let (code, _, err) = diff(top, &["HEAD:charts/app", "HEAD~2:charts/app"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("outside the repository"), "{err}");
+    // A link back into its own chart is the loop the working-tree loader reports.
+    std::fs::remove_file(app.join("charts/common")).expect("rm");
+    symlink(".", app.join("templates/again")).expect("symlink");
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "loop"]);
+    let started = Instant::now();
+    let (code, _, err) = diff(top, &["HEAD:charts/app", "HEAD~3:charts/app"]);
+    assert!(started.elapsed() < Duration::from_secs(120), "no hang");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("templates/again: symbolic link loop"), "{err}");
+}
