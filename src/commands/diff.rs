@@ -41,10 +41,7 @@ struct Loaded {
 type FromGit = (Revision, TempDir, Checkout);
 
 /// Where a side comes from: a path on disk (or `-`), else a git revision.
-fn locate(
-    text: &str,
-    input: &Input,
-) -> Result<(PathBuf, Option<FromGit>), Failure> {
+fn locate(text: &str, input: &Input) -> Result<(PathBuf, Option<FromGit>), Failure> {
     let path = Path::new(text);
     if text == "-" || path.exists() {
         return Ok((path.to_path_buf(), None));

@@ -375,3 +375,181 @@ fn diff_follows_links_inside_the_repository_at_a_revision() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("templates/again: symbolic link loop"), "{err}");
 }
+
+/// Writes a gzipped tar archive with the given members, names written raw (as an attacker or
+/// an odd packer writes them: `c/./Chart.yaml`).
+fn tgz(path: &Path, members: &[(&str, &[u8])]) {
+    let file = std::fs::File::create(path).expect("create archive");
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut builder = tar::Builder::new(gz);
+    for (name, bytes) in members {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        let raw = header.as_old_mut();
+        raw.name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+        builder.append(&header, *bytes).expect("append");
+    }
+    builder
+        .into_inner()
+        .expect("finish tar")
+        .finish()
+        .expect("finish gzip");
+}
+
+/// A subchart archive `name-0.1.0.tgz` whose one template is `size` bytes of comment.
+fn padded_subchart(dir: &Path, name: &str, size: usize) -> Vec<u8> {
+    let path = dir.join(format!("{name}-0.1.0.tgz"));
+    let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n");
+    let padding = vec![b'#'; size];
+    tgz(
+        &path,
+        &[
+            (&format!("{name}/Chart.yaml"), chart_yaml.as_bytes()),
+            (&format!("{name}/templates/pad.yaml"), &padding),
+        ],
+    );
+    std::fs::read(&path).expect("archive")
+}
+
+fn plan_with_chart(chart: &Path, extra: &[&str]) -> (i32, String, String) {
+    let stream = fixture("charts/diamond.rendered.yaml");
+    let started = Instant::now();
+    let result = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(chart)
+        .args(extra));
+    assert!(started.elapsed() < Duration::from_secs(120), "no hang");
+    assert!(!result.2.contains("panicked"), "{}", result.2);
+    result
+}
+
+/// `--max-archive-bytes` is a budget for the whole chart tree: several subchart archives each
+/// under it, directly or nested in another archive, cannot add up to more (six archives just
+/// under 256 MiB once took `plan` to 1.5 GiB).
+#[test]
+fn the_archive_cap_is_a_total_for_the_chart_tree() {
+    use chartseq::source::chart::ChartLimits;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Four subchart archives of 400 KiB each in a chart directory.
+    let parent = chart(&dir.path().join("parent"), "parent", &[]);
+    std::fs::create_dir_all(parent.join("charts")).expect("mkdir");
+    for name in ["a", "b", "c", "d"] {
+        let bytes = padded_subchart(dir.path(), name, 400 * 1024);
+        std::fs::write(parent.join(format!("charts/{name}-0.1.0.tgz")), bytes).expect("write");
+    }
+    let (code, _, err) = plan_with_chart(&parent, &["--max-archive-bytes", "1048576"]);
+    assert_eq!(
+        code, 2,
+        "each archive is under the cap, the tree is not: {err}"
+    );
+    assert!(
+        err.contains("1048576") && err.contains("--max-archive-bytes"),
+        "{err}"
+    );
+    let (code, _, err) = plan_with_chart(&parent, &["--max-archive-bytes", "4194304"]);
+    assert_eq!(code, 0, "the whole tree fits in 4 MiB: {err}");
+
+    // The same subcharts nested in one packaged chart.
+    let members: Vec<(String, Vec<u8>)> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| {
+            (
+                format!("outer/charts/{n}-0.1.0.tgz"),
+                padded_subchart(dir.path(), n, 400 * 1024),
+            )
+        })
+        .chain(std::iter::once((
+            "outer/Chart.yaml".to_owned(),
+            b"apiVersion: v2\nname: outer\nversion: 0.1.0\n".to_vec(),
+        )))
+        .collect();
+    let borrowed: Vec<(&str, &[u8])> = members
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let outer = dir.path().join("outer-0.1.0.tgz");
+    tgz(&outer, &borrowed);
+    let (code, _, err) = plan_with_chart(&outer, &["--max-archive-bytes", "1048576"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-archive-bytes"), "{err}");
+    let (code, _, err) = plan_with_chart(&outer, &["--max-archive-bytes", "4194304"]);
+    assert_eq!(code, 0, "{err}");
+
+    // The file cap is a total too: the outer chart's five members and two in each subchart.
+    let limits = ChartLimits {
+        max_files: 12,
+        ..ChartLimits::default()
+    };
+    let mut sources = chartseq::source::SourceMap::default();
+    let err = chartseq::source::chart::load(&outer, &mut sources, limits)
+        .expect_err("13 files at 12")
+        .to_string();
+    assert!(err.contains("more than 12 files"), "{err}");
+    let limits = ChartLimits {
+        max_files: 13,
+        ..ChartLimits::default()
+    };
+    let mut sources = chartseq::source::SourceMap::default();
+    assert!(chartseq::source::chart::load(&outer, &mut sources, limits).is_ok());
+}
+
+/// An archive holding `c/Chart.yaml` and `c/./Chart.yaml` was read one way by chartseq and
+/// the other by Helm: member paths are normalised as a loader reads them and a member that
+/// is there twice is refused, naming the archive and the member; an odd but unambiguous
+/// spelling (`./c/…`, `c/./templates/…`) still loads.
+#[test]
+fn archive_members_are_normalised_and_duplicates_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cyclic: &[u8] = b"apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - name: x\n    depends-on: [y]\n  - name: y\n    depends-on: [x]\n";
+    let plain: &[u8] = b"apiVersion: v2\nname: c\nversion: 0.1.0\n";
+    let parent = chart(&dir.path().join("parent"), "parent", &[]);
+    std::fs::create_dir_all(parent.join("charts")).expect("mkdir");
+    let archive = parent.join("charts/c-0.1.0.tgz");
+    for (first, second) in [
+        ("c/Chart.yaml", "c/./Chart.yaml"),
+        ("c/Chart.yaml", "./c//Chart.yaml"),
+        ("c/templates/x.yaml", "c/templates/./x.yaml"),
+    ] {
+        tgz(&archive, &[(first, plain), (second, cyclic)]);
+        let (code, _, err) = plan_with_chart(&parent, &[]);
+        assert_eq!(code, 2, "{first} and {second}: {err}");
+        assert!(
+            err.contains("charts/c-0.1.0.tgz: archive holds")
+                && err.contains("twice")
+                && err.contains(first)
+                && err.contains(second),
+            "{err}"
+        );
+    }
+    tgz(
+        &archive,
+        &[
+            ("./c/Chart.yaml", plain),
+            ("c/./templates//x.yaml", b"# x\n"),
+        ],
+    );
+    let mut sources = chartseq::source::SourceMap::default();
+    let loaded = chartseq::source::chart::load(
+        &archive,
+        &mut sources,
+        chartseq::source::chart::ChartLimits::default(),
+    )
+    .expect("an unambiguous archive loads");
+    assert!(
+        loaded.files.contains_key("templates/x.yaml"),
+        "{:?}",
+        loaded.files.keys()
+    );
+    tgz(
+        &archive,
+        &[("c/Chart.yaml", plain), ("c/a/../../x.yaml", b"x")],
+    );
+    let (code, _, err) = plan_with_chart(&parent, &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("escapes the chart"), "{err}");
+}
