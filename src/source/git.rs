@@ -40,38 +40,7 @@ impl std::fmt::Display for Revision {
     }
 }
 
-/// A temporary directory removed when dropped.
-#[derive(Debug)]
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(prefix: &str) -> Result<Self, Error> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let dir = std::env::temp_dir().join(format!(
-            "{prefix}-{}-{}-{nanos}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), &e))?;
-        Ok(Self(dir))
-    }
-
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use super::temp::TempDir;
 
 /// What git printed: its output (bounded) and its messages.
 struct GitOutput {

@@ -244,12 +244,10 @@ fn probe_chart_v3(helm: &Path) -> ChartV3 {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
         _ => return ChartV3::Unknown,
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let dir =
-        std::env::temp_dir().join(format!("chartseq-v3-probe-{}-{nanos}", std::process::id()));
-    let chart = dir.join("probe");
+    let Ok(dir) = crate::source::temp::TempDir::new("chartseq-v3-probe") else {
+        return ChartV3::Unknown;
+    };
+    let chart = dir.path().join("probe");
     let written = std::fs::create_dir_all(&chart).and_then(|()| {
         std::fs::write(
             chart.join("Chart.yaml"),
@@ -273,7 +271,7 @@ fn probe_chart_v3(helm: &Path) -> ChartV3 {
     } else {
         ChartV3::Unknown
     };
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     answer
 }
 

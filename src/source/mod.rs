@@ -8,6 +8,7 @@ pub mod git;
 pub mod helm;
 pub mod read;
 mod split;
+pub mod temp;
 pub mod values;
 
 use std::fmt;

@@ -553,3 +553,76 @@ fn archive_members_are_normalised_and_duplicates_refused() {
     assert_eq!(code, 2);
     assert!(err.contains("escapes the chart"), "{err}");
 }
+
+/// `migrate` proves its edit on a copy of the chart: a link back into its own chart
+/// (`a -> .`, which `.helmignore` hides from helm) once made that copy recurse until it had
+/// written gigabytes. The copy follows the loader's link rules (the loop is recreated as a
+/// link inside the copy, never followed) and the chart caps, and its temporary directory is
+/// gone afterwards, on error too; one a killed run left behind is removed by the next run.
+#[cfg(unix)]
+#[test]
+fn migrate_copies_a_self_linked_chart_within_the_caps_and_cleans_up() {
+    use std::os::unix::fs::symlink;
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("mkdir");
+    let chart = dir.path().join("layers");
+    let src = fixture("migrate/draft/layers");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::copy(src.join("Chart.yaml"), chart.join("Chart.yaml")).expect("copy");
+    for t in ["app", "database", "migrate", "queue"] {
+        let rel = format!("templates/{t}.yaml");
+        std::fs::copy(src.join(&rel), chart.join(&rel)).expect("copy");
+    }
+    std::fs::create_dir_all(chart.join("files")).expect("mkdir");
+    std::fs::write(chart.join("files/blob.bin"), vec![0u8; 1024 * 1024]).expect("blob");
+    symlink(".", chart.join("a")).expect("symlink");
+    std::fs::write(chart.join(".helmignore"), "a\n").expect("helmignore");
+    // What a killed run left: its process is gone.
+    let mut gone = std::process::Command::new("true").spawn().expect("true");
+    let dead = gone.id();
+    gone.wait().expect("wait");
+    let left = tmp.join(format!("chartseq-migrate-{dead}-0-0"));
+    std::fs::create_dir_all(left.join("layers")).expect("mkdir");
+
+    let migrate = |cap: &str| {
+        let started = Instant::now();
+        let result = run(chartseq()
+            .current_dir(dir.path())
+            .env("TMPDIR", &tmp)
+            .args([
+                "migrate",
+                "layers",
+                "--from",
+                "draft",
+                "--max-archive-bytes",
+                cap,
+            ])
+            .arg("--helm")
+            .arg(&helm));
+        assert!(started.elapsed() < Duration::from_secs(120), "no hang");
+        result
+    };
+    // The copy holds the chart once (about 1 MiB): 4 MiB is plenty; the loop once wrote
+    // the chart 64 times over before it stopped.
+    let (code, _, err) = migrate("4194304");
+    assert_eq!(code, 1, "migrated, the draft's timeout lost: {err}");
+    assert!(err.contains("kept: 3 ordering constraints"), "{err}");
+    assert_eq!(listing(&tmp), Vec::<String>::new(), "temporary files left");
+    // Under the cap, the copy fails, and still removes what it wrote.
+    let (code, _, err) = migrate("524288");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("more than 524288 bytes to copy") && err.contains("--max-archive-bytes"),
+        "{err}"
+    );
+    assert_eq!(listing(&tmp), Vec::<String>::new(), "temporary files left");
+    assert!(
+        chart.join("a").symlink_metadata().is_ok() && listing(&chart).len() == 10,
+        "the chart itself is untouched: {:?}",
+        listing(&chart)
+    );
+}
