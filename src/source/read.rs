@@ -117,8 +117,8 @@ pub struct Captured {
 pub const MAX_STDERR_BYTES: u64 = 1024 * 1024;
 
 /// Runs `command` with its standard output and error read through [`bounded`] (output to
-/// `limit`, errors to [`MAX_STDERR_BYTES`]); a stream over its limit is closed, which stops a
-/// well-behaved child, and the child is killed. With `timeout`, a child still running after
+/// `limit`, errors to [`MAX_STDERR_BYTES`]): output over its limit is closed and the child
+/// killed; errors over theirs are cut (`stderr` is `TooBig`) and the rest discarded. With `timeout`, a child still running after
 /// it is killed and `Ok(None)` is returned.
 pub fn run(
     command: &mut std::process::Command,
@@ -134,12 +134,21 @@ pub fn run(
         .stderr(Stdio::piped())
         .spawn()?;
     let over = Arc::new(AtomicBool::new(false));
-    let reader = |stream: Option<Box<dyn Read + Send>>, limit: u64| {
+    // Output over its limit stops the child; errors over theirs are kept to the limit and the
+    // rest drained, so a chatty child is neither blocked nor stopped.
+    let reader = |stream: Option<Box<dyn Read + Send>>, limit: u64, fatal: bool| {
         let over = Arc::clone(&over);
         std::thread::spawn(move || {
-            let result = stream.map_or_else(|| Ok(Vec::new()), |s| bounded(s, limit));
+            let Some(mut stream) = stream else {
+                return Ok(Vec::new());
+            };
+            let result = bounded(&mut stream, limit);
             if matches!(result, Err(ReadError::TooBig(_))) {
-                over.store(true, Ordering::SeqCst);
+                if fatal {
+                    over.store(true, Ordering::SeqCst);
+                } else {
+                    let _ = std::io::copy(&mut stream, &mut std::io::sink());
+                }
             }
             result
         })
@@ -150,6 +159,7 @@ pub fn run(
             .take()
             .map(|s| Box::new(s) as Box<dyn Read + Send>),
         limit,
+        true,
     );
     let err = reader(
         child
@@ -157,6 +167,7 @@ pub fn run(
             .take()
             .map(|s| Box::new(s) as Box<dyn Read + Send>),
         MAX_STDERR_BYTES,
+        false,
     );
     let started = std::time::Instant::now();
     let status = loop {
@@ -228,5 +239,26 @@ mod tests {
             "values file big has 100 bytes, more than the limit of 10 (raise it with --max-document-bytes)"
         );
         assert!(matches!(file(dir.path(), 10), Err(ReadError::Io(_))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_child_is_stopped_past_its_output_limit_but_not_for_chatty_errors() {
+        let mut endless = std::process::Command::new("sh");
+        endless.args(["-c", "yes"]);
+        let captured = run(&mut endless, 65536, None)
+            .expect("sh runs")
+            .expect("no timeout");
+        assert!(matches!(captured.stdout, Err(ReadError::TooBig(None))));
+        assert!(!captured.status.success(), "killed");
+
+        let mut chatty = std::process::Command::new("sh");
+        chatty.args(["-c", "head -c 3000000 /dev/zero >&2; echo done"]);
+        let captured = run(&mut chatty, 65536, None)
+            .expect("sh runs")
+            .expect("no timeout");
+        assert!(captured.status.success());
+        assert_eq!(captured.stdout.expect("output"), b"done\n");
+        assert!(matches!(captured.stderr, Err(ReadError::TooBig(None))));
     }
 }
