@@ -343,11 +343,16 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
         materialize(&snapshot, &root, &resolved, &mut budget, &mut queue)?;
         written.push(resolved);
     }
-    let target = if full.is_empty() {
-        root.clone()
-    } else {
-        root.join(&full)
-    };
+    // The path as named: directories on the way that nothing else wrote are made (a `..`
+    // in it must pass through them), links on the way were recreated above.
+    let mut target = root.clone();
+    for part in full.split('/').filter(|p| !p.is_empty()) {
+        target.push(part);
+        if part != "." && part != ".." && target.symlink_metadata().is_err() {
+            std::fs::create_dir(&target)
+                .map_err(|e| Error::io(format!("cannot create {}", target.display()), &e))?;
+        }
+    }
     Ok(Checkout {
         target,
         root,

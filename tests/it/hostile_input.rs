@@ -626,3 +626,48 @@ fn migrate_copies_a_self_linked_chart_within_the_caps_and_cleans_up() {
         listing(&chart)
     );
 }
+
+/// A finding in a template reached through a link at a revision names the file where it is
+/// in the repository (`REF:charts/common/…`), not the temporary copy; a path with `..` from a
+/// subdirectory reads the same chart.
+#[cfg(unix)]
+#[test]
+fn diff_names_linked_files_at_a_revision_by_their_repository_path() {
+    use std::os::unix::fs::symlink;
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let repo = tempfile::tempdir().expect("tempdir");
+    let top = repo.path();
+    git(top, &["init", "-q", "-b", "main"]);
+    let common = chart(&top.join("charts/common"), "common", &[]);
+    let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  annotations:\n    helm.sh/resource-group: shared\n    helm.sh/depends-on/resource-groups: db\n";
+    std::fs::write(common.join("templates/shared.yaml"), bad).expect("write");
+    let app = chart(&top.join("charts/app"), "app", &["web"]);
+    std::fs::create_dir_all(app.join("charts")).expect("mkdir");
+    symlink("../../common", app.join("charts/common")).expect("symlink");
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-q", "-m", "one"]);
+    // Fixed in the working tree: the finding of the revision's side is "fixed".
+    std::fs::write(
+        common.join("templates/shared.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n",
+    )
+    .expect("write");
+    let (code, out, err) = run(chartseq()
+        .current_dir(top.join("charts/app"))
+        .args(["diff", "HEAD:../app", ".", "--format", "json", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 1, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let fixed: Vec<&str> = json["findings"]["fixed"]
+        .as_array()
+        .expect("fixed")
+        .iter()
+        .filter_map(|f| f["location"]["file"].as_str())
+        .collect();
+    assert!(
+        fixed.contains(&"HEAD:../common/templates/shared.yaml"),
+        "{fixed:?}\n{out}"
+    );
+}
