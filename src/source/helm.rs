@@ -172,13 +172,9 @@ pub fn validate_release_name(name: &str) -> Result<()> {
             && bytes.last().is_some_and(alnum)
             && bytes.iter().all(|b| alnum(b) || *b == b'-')
     };
-    if name.is_empty() {
-        return Err(Error::new("the release name is empty"));
-    }
-    if name.len() > MAX_RELEASE_NAME || !name.split('.').all(label_ok) {
+    if name.is_empty() || name.len() > MAX_RELEASE_NAME || !name.split('.').all(label_ok) {
         return Err(Error::new(format!(
-            "invalid release name `{}`: helm accepts at most {MAX_RELEASE_NAME} characters, dot-separated labels of lowercase letters, digits and `-`, each starting and ending with a letter or digit",
-            name.escape_debug()
+            "invalid release name {name:?}: helm accepts at most {MAX_RELEASE_NAME} characters, dot-separated labels of lowercase letters, digits and `-`, each starting and ending with a letter or digit"
         )));
     }
     Ok(())

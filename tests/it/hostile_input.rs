@@ -78,7 +78,7 @@ fn a_release_name_never_becomes_a_helm_flag() {
             .arg(&helm));
         assert_eq!(code, 2, "{command}: {out}{err}");
         assert!(
-            err.contains("invalid release name `--output-dir="),
+            err.contains("invalid release name \"--output-dir="),
             "{command}: {err}"
         );
         assert!(!out_dir.exists(), "{command}: helm wrote {out_dir:?}");
