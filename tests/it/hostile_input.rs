@@ -313,6 +313,15 @@ fn diff_follows_links_inside_the_repository_at_a_revision() {
     let app = chart(&top.join("charts/app"), "app", &["web"]);
     std::fs::create_dir_all(app.join("charts")).expect("mkdir");
     symlink("../../common", app.join("charts/common")).expect("symlink");
+    // A template linked from elsewhere in the repository, through a linked directory.
+    std::fs::create_dir_all(top.join("shared")).expect("mkdir");
+    std::fs::write(
+        top.join("shared/extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+    )
+    .expect("write");
+    symlink("shared", top.join("lib")).expect("symlink");
+    symlink("../../../lib/extra.yaml", app.join("templates/extra.yaml")).expect("symlink");
     git(top, &["add", "-A"]);
     git(top, &["commit", "-q", "-m", "one"]);
     let diff = |dir: &Path, args: &[&str]| {
@@ -325,6 +334,26 @@ fn diff_follows_links_inside_the_repository_at_a_revision() {
     };
     let (code, out, err) = diff(top, &["HEAD:charts/app", "charts/app"]);
     assert_eq!(code, 0, "the revision is the working tree: {out}{err}");
+    let (code, out, err) = diff(top, &["HEAD:charts/app", "HEAD:charts/app"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(chartseq()
+        .current_dir(top)
+        .args(["diff", "HEAD:charts/app", "HEAD:charts/app/charts/common"])
+        .args(["--format", "json", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 1, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let removed: Vec<&str> = json["resources"]["removed"]
+        .as_array()
+        .expect("removed")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(
+        removed,
+        ["extra", "web"],
+        "the linked template is read: {out}"
+    );
     // The revision's copy of the linked chart is read, not the working tree's.
     chart(&top.join("charts/common"), "common", &["shared", "added"]);
     let (code, out, err) = diff(top, &["HEAD:charts/app", "charts/app"]);
