@@ -1,7 +1,8 @@
 //! Temporary directories: removed when dropped (on success and on error alike), and named
 //! `<prefix>-<pid>-<n>-<nanos>` so that a run killed before it could remove its own
 //! (SIGKILL, SIGINT, SIGTERM: chartseq installs no signal handler) has it removed by a later
-//! run with the same prefix: on Linux as soon as that process is gone, elsewhere after a day.
+//! run with the same prefix: on Linux once that process is gone and the directory is ten
+//! minutes old, elsewhere once it is a day old.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,6 +11,9 @@ use crate::error::Error;
 
 /// How old a temporary directory of a process that cannot be checked must be to be stale.
 const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How old a temporary directory of a process that is gone must be to be stale.
+const GONE_AFTER: Duration = Duration::from_secs(10 * 60);
 
 /// A temporary directory removed when dropped.
 #[derive(Debug)]
@@ -49,7 +53,7 @@ impl Drop for TempDir {
 }
 
 /// Removes the directories `<prefix>-<pid>-…` in `base` whose process is gone (Linux: no
-/// `/proc/<pid>`), or, where that cannot be told, that are older than a day. Best effort:
+/// `/proc/<pid>`) and that are ten minutes old, or that are a day old. Best effort:
 /// what cannot be read or removed is left alone.
 fn sweep(base: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(base) else {
@@ -75,14 +79,15 @@ fn sweep(base: &Path, prefix: &str) {
         if pid == own || !meta.is_dir() {
             continue;
         }
-        let stale = if procfs {
-            !Path::new("/proc").join(pid.to_string()).exists()
-        } else {
-            meta.modified()
-                .ok()
-                .and_then(|m| m.elapsed().ok())
-                .is_some_and(|age| age > STALE_AFTER)
-        };
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .unwrap_or_default();
+        // A process of another PID namespace sharing this directory is not in `/proc`: the
+        // directory must also be older than any run takes to be stale.
+        let stale = age > STALE_AFTER
+            || procfs && age > GONE_AFTER && !Path::new("/proc").join(pid.to_string()).exists();
         if stale {
             let _ = std::fs::remove_dir_all(entry.path());
         }
