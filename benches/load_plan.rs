@@ -30,6 +30,7 @@ fn input(path: &Path) -> Input {
         helm: chartseq::source::helm::HelmOptions::default(),
         limits: chartseq::parse::Limits::default(),
         chart_limits: chartseq::source::chart::ChartLimits::default(),
+        max_input_bytes: chartseq::source::read::MAX_INPUT_BYTES,
     }
 }
 

@@ -648,6 +648,9 @@ pub struct InputArgs {
     /// Bytes a chart archive may expand to, or a chart directory may hold (links followed).
     #[arg(long = "max-archive-bytes", value_name = "N", default_value_t = ChartLimits::default().max_archive_bytes)]
     pub max_archive_bytes: u64,
+    /// Bytes a rendered stream (a file, standard input, helm's output) may have.
+    #[arg(long = "max-input-bytes", value_name = "N", default_value_t = crate::source::read::MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 impl InputArgs {
@@ -668,6 +671,7 @@ impl InputArgs {
                     set_string: self.set_string.clone(),
                 },
                 timeout: Duration::from_secs(self.helm_timeout),
+                max_output_bytes: self.max_input_bytes,
             },
             limits: Limits {
                 max_depth: self.max_depth,
@@ -678,6 +682,7 @@ impl InputArgs {
                 max_archive_bytes: self.max_archive_bytes,
                 ..ChartLimits::default()
             },
+            max_input_bytes: self.max_input_bytes,
         }
     }
 }
@@ -1107,6 +1112,7 @@ impl DiffArgs {
             max_alias_nodes: Limits::default().max_alias_nodes,
             max_document_bytes: Limits::default().max_document_bytes,
             max_archive_bytes: ChartLimits::default().max_archive_bytes,
+            max_input_bytes: crate::source::read::MAX_INPUT_BYTES,
         }
         .to_input();
         commands::diff::DiffOptions {

@@ -129,23 +129,7 @@ impl ClusterSettings {
     }
 }
 
-/// Helm's release name rule (`chartutil.ValidateReleaseName`): a DNS subdomain of at most
-/// 53 characters, as the storage object's name and labels need.
-pub fn validate_release_name(name: &str) -> Result<(), Error> {
-    let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
-    if name.is_empty() || name.len() > 53 || !name.split('.').all(label_ok) {
-        return Err(Error::new(format!(
-            "invalid release name {name:?}: use at most 53 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
-        )));
-    }
-    Ok(())
-}
+pub use crate::source::helm::validate_release_name;
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()

@@ -11,7 +11,7 @@ use crate::lint::config::{self, SelectArgs};
 use crate::lint::{Config, Selection, Settings};
 use crate::model::{self, Input, Model};
 use crate::source::display_path;
-use crate::source::git::{Revision, TempDir, checkout};
+use crate::source::git::{Checkout, Revision, TempDir, checkout};
 
 /// Everything `chartseq diff` needs, validated.
 #[derive(Clone, Debug)]
@@ -37,8 +37,11 @@ struct Loaded {
     _checkout: Option<TempDir>,
 }
 
+/// A side read from git: the revision, the temporary directory and what was written there.
+type FromGit = (Revision, TempDir, Checkout);
+
 /// Where a side comes from: a path on disk (or `-`), else a git revision.
-fn locate(text: &str) -> Result<(PathBuf, Option<(Revision, TempDir)>), Failure> {
+fn locate(text: &str, input: &Input) -> Result<(PathBuf, Option<FromGit>), Failure> {
     let path = Path::new(text);
     if text == "-" || path.exists() {
         return Ok((path.to_path_buf(), None));
@@ -46,8 +49,8 @@ fn locate(text: &str) -> Result<(PathBuf, Option<(Revision, TempDir)>), Failure>
     match Revision::parse(text) {
         Some(revision) => {
             let dir = TempDir::new("chartseq-diff")?;
-            let target = checkout(&revision, dir.path())?;
-            Ok((target, Some((revision, dir))))
+            let copy = checkout(&revision, dir.path(), input.chart_limits)?;
+            Ok((copy.target.clone(), Some((revision, dir, copy))))
         }
         None => Err(Error::new(format!("{text}: no such chart, stream or file"))
             .with_detail("a side is a chart directory, a packaged chart (.tgz), a rendered stream, `-`, or REF:path for a chart at a git revision")
@@ -55,21 +58,47 @@ fn locate(text: &str) -> Result<(PathBuf, Option<(Revision, TempDir)>), Failure>
     }
 }
 
-/// Replaces the temporary checkout's path in a finding's locations with `REF:path`.
-fn relabel(report: &mut crate::lint::Report, temp: &Path, revision: &Revision) {
-    let shown = display_path(temp);
+/// Replaces the temporary checkout's paths in a finding's locations: a file of the chart by
+/// `REF:path/...` as typed, a file a symbolic link leads to elsewhere in the repository by
+/// `REF:` and its path from the current directory.
+fn relabel(report: &mut crate::lint::Report, copy: &Checkout, revision: &Revision) {
+    let shown = display_path(&copy.target);
+    let roots: Vec<String> = [Some(copy.root.clone()), copy.root.canonicalize().ok()]
+        .into_iter()
+        .flatten()
+        .map(|r| display_path(&r))
+        .collect();
     let label = revision.to_string();
     let label = label.trim_end_matches('/');
+    let prefix: Vec<&str> = copy.prefix.split('/').filter(|s| !s.is_empty()).collect();
     let swap = |file: &mut String| {
         if let Some(rest) = file.strip_prefix(&shown) {
-            // `rest` starts with the chart directory's name, which `REF:path` already says.
             let rest = rest.trim_start_matches('/');
-            let rest = rest.split_once('/').map_or("", |(_, r)| r);
             *file = if rest.is_empty() {
                 label.to_owned()
             } else {
                 format!("{label}/{rest}")
             };
+            return;
+        }
+        for root in &roots {
+            let Some(rest) = file
+                .strip_prefix(root.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+            else {
+                continue;
+            };
+            // From the repository's top to the current directory's terms.
+            let parts: Vec<&str> = rest.split('/').collect();
+            let shared = parts
+                .iter()
+                .zip(&prefix)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let mut path: Vec<&str> = vec![".."; prefix.len() - shared];
+            path.extend(&parts[shared..]);
+            *file = format!("{}:{}", revision.rev, path.join("/"));
+            return;
         }
     };
     for f in &mut report.findings {
@@ -86,7 +115,7 @@ fn load_side(
     options: &DiffOptions,
     settings: &Settings,
 ) -> Result<Loaded, Failure> {
-    let (path, checkout) = locate(text)?;
+    let (path, checkout) = locate(text, &options.input)?;
     let mut input = Input {
         target: Input::target_for(&path),
         ..options.input.clone()
@@ -98,8 +127,8 @@ fn load_side(
         Failure::Tool(e)
     })?;
     let mut report = crate::lint::run(&model, settings);
-    let checkout = checkout.map(|(revision, dir)| {
-        relabel(&mut report, dir.path(), &revision);
+    let checkout = checkout.map(|(revision, dir, copy)| {
+        relabel(&mut report, &copy, &revision);
         dir
     });
     Ok(Loaded {

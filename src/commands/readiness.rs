@@ -3,7 +3,7 @@
 //! before anything is deployed. Hooks are judged as `apply` judges them (kstatus, their
 //! readiness annotations ignored), and at the instant `--now` names (the clock otherwise).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -50,15 +50,17 @@ struct Object {
 
 fn read_input(settings: &ReadinessSettings) -> Result<(String, Vec<u8>), Error> {
     let path = &settings.object;
+    let cap = crate::source::read::Cap {
+        limit: crate::source::read::MAX_INPUT_BYTES,
+        raise: None,
+    };
     if path.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| Error::io("reading stdin", &e))?;
-        return Ok(("-".to_owned(), buf));
+        let bytes = crate::source::read::bounded(io::stdin().lock(), cap.limit)
+            .map_err(|e| e.describe("standard input", cap))?;
+        return Ok(("-".to_owned(), bytes));
     }
     let name = crate::source::display_path(path);
-    let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {name}"), &e))?;
+    let bytes = crate::source::read::file(path, cap.limit).map_err(|e| e.describe(&name, cap))?;
     Ok((name, bytes))
 }
 

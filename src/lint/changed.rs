@@ -12,22 +12,33 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::Error;
+use crate::source::{git, read};
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, Error> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| Error::io("cannot run git (needed by --changed-since)", &e))?;
-    if !output.status.success() {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir).args(args);
+    let captured = read::run(&mut command, read::MAX_INPUT_BYTES, None)
+        .map_err(|e| Error::io("cannot run git (needed by --changed-since)", &e))?
+        .ok_or_else(|| Error::new("git did not finish"))?;
+    let what = format!("the output of `git {}`", args.join(" "));
+    let stdout = captured.stdout.map_err(|e| {
+        e.describe(
+            &what,
+            read::Cap {
+                limit: read::MAX_INPUT_BYTES,
+                raise: None,
+            },
+        )
+    })?;
+    if !captured.status.success() {
+        let stderr = captured.stderr.unwrap_or_default();
         return Err(Error::new(format!(
             "git {} failed: {}",
             args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
+            String::from_utf8_lossy(&stderr).trim()
         )));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
 
 /// The chart root a file belongs to, if any, not above `stop`.
@@ -94,8 +105,18 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
     };
     let top = PathBuf::from(git(probe, &["rev-parse", "--show-toplevel"])?.trim());
     let top = top.canonicalize().unwrap_or(top);
+    // The revision is resolved to a commit first (never passed where git could read it as an
+    // option: `--output=F` would have git write a file), and only the commit goes on.
+    let commit = git::resolve_commit(Some(&top), since)
+        .map_err(|e| Error::new(format!("--changed-since: {}", e.message)))?
+        .ok_or_else(|| {
+            Error::new(format!(
+                "--changed-since: `{}` is not a git revision here",
+                since.escape_debug()
+            ))
+        })?;
     let mut files = BTreeSet::new();
-    let range = format!("{since}...HEAD");
+    let range = format!("{commit}...HEAD");
     for args in [
         vec!["diff", "--name-only", "--no-renames", range.as_str()],
         vec!["diff", "--name-only", "--no-renames", "HEAD"],

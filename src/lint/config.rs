@@ -80,11 +80,28 @@ impl Config {
     /// Reads and validates a configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let shown = crate::source::display_path(path);
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let failed = |message: String| ConfigError {
             path: shown.clone(),
             text: String::new(),
             span: None,
-            message: format!("cannot read the configuration: {e}"),
+            message,
+        };
+        let limit = crate::parse::Limits::default().max_document_bytes as u64;
+        let bytes = crate::source::read::file(path, limit).map_err(|e| {
+            failed(match e {
+                crate::source::read::ReadError::Io(e) => {
+                    format!("cannot read the configuration: {e}")
+                }
+                crate::source::read::ReadError::TooBig(_) => {
+                    format!("the configuration has more than {limit} bytes")
+                }
+            })
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            failed(format!(
+                "cannot read the configuration: not valid UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         let mut config = Self::parse(&text).map_err(|(span, message)| ConfigError {
             path: shown,

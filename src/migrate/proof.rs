@@ -20,6 +20,9 @@ use crate::lint::locate::template_loc;
 use crate::model::{self, DocId, Input, InputTarget, Model, ResourceId};
 use crate::plan::graph::StepGraph;
 use crate::plan::{self, Plan};
+use crate::source::chart::ChartLimits;
+use crate::source::display_path;
+use crate::source::temp::TempDir;
 
 /// Where a resource sits in Helm's install.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -217,49 +220,117 @@ pub(super) fn place(model: &Model, doc: DocId) -> String {
     format!("{}:{}", f.name, f.line_col(loc.span.start).line)
 }
 
-/// A temporary copy of the chart, removed when dropped.
-struct TempChart {
-    dir: PathBuf,
+/// What a copy of the chart may still write: the chart limits, for every file of the chart
+/// directory (not only those sequencing reads: helm renders the copy).
+struct CopyBudget {
+    bytes: u64,
+    files: usize,
+    limits: ChartLimits,
 }
 
-impl Drop for TempChart {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Copies a chart directory, following links (a copy must never write through a link into
-/// the original).
-fn copy_tree(from: &Path, to: &Path, depth: usize, budget: &mut usize) -> Result<()> {
-    if depth > 64 {
+/// Copies a chart directory, following links as the chart loader follows them (a copy must
+/// never write through a link into the original), within the chart limits. A link back into
+/// a directory it is in is not followed (following it never ends): it is recreated as a link
+/// to the copy of that directory, so helm reads the copy as it reads the original (it skips
+/// the link when `.helmignore` names it, and refuses the chart otherwise). Irregular files
+/// and broken links are left out, as before.
+fn copy_tree(
+    from: &Path,
+    to: &Path,
+    chain: &mut Vec<(PathBuf, PathBuf)>,
+    budget: &mut CopyBudget,
+) -> Result<()> {
+    if chain.len() > budget.limits.max_depth * 2 + 32 {
         return Err(Error::new(format!(
             "{}: directories nest too deep to copy",
-            from.display()
+            display_path(from)
         )));
     }
     std::fs::create_dir_all(to)
         .map_err(|e| Error::io(format!("cannot create {}", to.display()), &e))?;
     let entries = std::fs::read_dir(from)
-        .map_err(|e| Error::io(format!("cannot read {}", from.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", display_path(from)), &e))?;
     let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
-        *budget = budget
-            .checked_sub(1)
-            .ok_or_else(|| Error::new(format!("{}: too many files to copy", from.display())))?;
+        budget.files = budget.files.checked_sub(1).ok_or_else(|| {
+            Error::new(format!(
+                "{}: more than {} files to copy",
+                display_path(from),
+                budget.limits.max_files
+            ))
+        })?;
         let path = entry.path();
         let target = to.join(entry.file_name());
         let Ok(meta) = std::fs::metadata(&path) else {
             continue;
         };
         if meta.is_dir() {
-            copy_tree(&path, &target, depth + 1, budget)?;
+            let real = path
+                .canonicalize()
+                .map_err(|e| Error::io(format!("cannot read {}", display_path(&path)), &e))?;
+            if let Some((_, copy_of)) = chain.iter().find(|(r, _)| *r == real) {
+                link_back(&target, copy_of)?;
+                continue;
+            }
+            chain.push((real, target.clone()));
+            let copied = copy_tree(&path, &target, chain, budget);
+            chain.pop();
+            copied?;
         } else if meta.is_file() {
-            std::fs::copy(&path, &target)
-                .map_err(|e| Error::io(format!("cannot copy {}", path.display()), &e))?;
+            copy_file(&path, &target, budget)?;
         }
     }
     Ok(())
+}
+
+/// Copies one file, held to what the copy may still write (a file that grows while it is
+/// copied stops there).
+fn copy_file(from: &Path, to: &Path, budget: &mut CopyBudget) -> Result<()> {
+    let too_big = || {
+        Error::new(format!(
+            "{}: the chart directory holds more than {} bytes to copy; raise --max-archive-bytes if it is genuine",
+            display_path(from),
+            budget.limits.max_archive_bytes
+        ))
+    };
+    let input = std::fs::File::open(from)
+        .map_err(|e| Error::io(format!("cannot copy {}", display_path(from)), &e))?;
+    let mut output = std::fs::File::create(to)
+        .map_err(|e| Error::io(format!("cannot write {}", to.display()), &e))?;
+    let copied = std::io::copy(
+        &mut std::io::Read::take(input, budget.bytes.saturating_add(1)),
+        &mut output,
+    )
+    .map_err(|e| Error::io(format!("cannot copy {}", display_path(from)), &e))?;
+    budget.bytes = budget.bytes.checked_sub(copied).ok_or_else(too_big)?;
+    Ok(())
+}
+
+/// Makes `at` a relative link to `dir`, a directory of the copy that holds it.
+fn link_back(at: &Path, dir: &Path) -> Result<()> {
+    let parent = at.parent().unwrap_or(at);
+    let steps = parent
+        .strip_prefix(dir)
+        .map_or(0, |rest| rest.components().count());
+    let relative: PathBuf = if steps == 0 {
+        PathBuf::from(".")
+    } else {
+        std::iter::repeat_n("..", steps).collect()
+    };
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&relative, at)
+            .map_err(|e| Error::io(format!("cannot create the link {}", at.display()), &e))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = relative;
+        Err(Error::new(format!(
+            "{}: a link back into a directory it is in cannot be copied here",
+            at.display()
+        )))
+    }
 }
 
 /// Renders and plans the edited chart and checks the source plan's constraints against it.
@@ -272,20 +343,28 @@ pub(super) fn prove(
     input: &Input,
     mapping: &Mapping,
 ) -> Result<Proof> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let temp = TempChart {
-        dir: std::env::temp_dir().join(format!("chartseq-migrate-{}-{nanos}", std::process::id())),
-    };
+    // Removed when dropped, on error too; a killed run's copy is removed by the next run.
+    let temp = TempDir::new("chartseq-migrate")?;
     let name = chart_dir
         .canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(std::ffi::OsStr::to_os_string))
         .unwrap_or_else(|| "chart".into());
-    let copy = temp.dir.join(name);
-    let mut budget = input.chart_limits.max_files.max(1);
-    copy_tree(chart_dir, &copy, 0, &mut budget)?;
+    let copy = temp.path().join(name);
+    let mut budget = CopyBudget {
+        bytes: input.chart_limits.max_archive_bytes,
+        files: input.chart_limits.max_files,
+        limits: input.chart_limits,
+    };
+    let root = chart_dir
+        .canonicalize()
+        .map_err(|e| Error::io(format!("cannot read {}", display_path(chart_dir)), &e))?;
+    copy_tree(
+        chart_dir,
+        &copy,
+        &mut vec![(root, copy.clone())],
+        &mut budget,
+    )?;
     for file in &edited.files {
         let path = copy.join(&file.rel);
         std::fs::write(&path, &file.new_text)

@@ -2,7 +2,6 @@
 //! in its chart level.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -20,7 +19,7 @@ use crate::parse::{self, Limits, Node, Span};
 use crate::source::chart::{self, ChartLimits, LoadedChart};
 use crate::source::helm::{self, HelmOptions};
 use crate::source::values::{self, coalesce};
-use crate::source::{FileId, Loc, Origin, SourceMap, display_path, split_stream};
+use crate::source::{FileId, Loc, Origin, SourceMap, display_path, read, split_stream};
 
 /// What to load.
 #[derive(Clone, Debug)]
@@ -40,6 +39,8 @@ pub struct Input {
     pub helm: HelmOptions,
     pub limits: Limits,
     pub chart_limits: ChartLimits,
+    /// Bytes a rendered stream (a file, standard input) may have.
+    pub max_input_bytes: u64,
 }
 
 impl Input {
@@ -95,18 +96,16 @@ pub fn load(input: &Input) -> Result<Model> {
             )
         }
         InputTarget::Stream(path) if path.as_os_str() == "-" => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::io("cannot read standard input", &e))?;
-            ("-".to_owned(), Origin::Stdin, buf)
+            let bytes = read::bounded(std::io::stdin().lock(), input.max_input_bytes)
+                .map_err(|e| e.describe("standard input", input_cap(input)))?;
+            ("-".to_owned(), Origin::Stdin, bytes)
         }
         InputTarget::Stream(path) if path.is_dir() => return Err(not_a_chart(path)),
         InputTarget::Stream(path) => {
-            let bytes = std::fs::read(path)
-                .map_err(|e| Error::io(format!("cannot read {}", display_path(path)), &e))?;
-            (display_path(path), Origin::Disk, bytes)
+            let name = display_path(path);
+            let bytes = read::file(path, input.max_input_bytes)
+                .map_err(|e| e.describe(&name, input_cap(input)))?;
+            (name, Origin::Disk, bytes)
         }
     };
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
@@ -149,6 +148,14 @@ pub fn load(input: &Input) -> Result<Model> {
         app_namespace.unwrap_or(super::kapp::DEFAULT_NAMESPACE),
     );
     Ok(model)
+}
+
+/// The cap on a rendered stream.
+fn input_cap(input: &Input) -> read::Cap<'static> {
+    read::Cap {
+        limit: input.max_input_bytes,
+        raise: Some("--max-input-bytes"),
+    }
 }
 
 /// A directory named as a chart or a stream that holds no `Chart.yaml`.

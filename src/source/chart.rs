@@ -12,15 +12,17 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::parse::{Limits, Node, parse_document};
-use crate::source::{FileId, Origin, SourceMap, display_join, display_path};
+use crate::source::{FileId, Origin, SourceMap, display_join, display_path, read};
 
-/// Caps on chart input (archives in particular).
+/// Caps on chart input (archives in particular). The byte and file caps are totals for the
+/// whole chart tree: its directories, its archives and what they expand to, nested archives
+/// included.
 #[derive(Clone, Copy, Debug)]
 pub struct ChartLimits {
-    /// Bytes an archive may expand to, all members together; also the bytes a chart directory
-    /// may hold with its symbolic links followed.
+    /// Bytes the chart tree may hold: files read from disk (links followed, archives as
+    /// stored) plus every byte each archive expands to.
     pub max_archive_bytes: u64,
-    /// Files one chart tree may hold.
+    /// Files the chart tree may hold (archive members included).
     pub max_files: usize,
     /// Nesting of subcharts.
     pub max_depth: usize,
@@ -120,23 +122,71 @@ impl ChartFiles {
     }
 }
 
+/// What the rest of a chart tree may still hold: bytes and files, counted over every
+/// directory and archive of the tree, so that many archives each under the cap cannot add up
+/// to more than it.
+struct Budget {
+    bytes: u64,
+    files: usize,
+    limits: ChartLimits,
+    /// The chart named on the command line, for messages.
+    root: String,
+}
+
+impl Budget {
+    fn new(root: String, limits: ChartLimits) -> Self {
+        Self {
+            bytes: limits.max_archive_bytes,
+            files: limits.max_files,
+            limits,
+            root,
+        }
+    }
+
+    /// Counts `bytes` more; an error when the tree would hold more than the cap.
+    fn spend(&mut self, bytes: u64, at: &str) -> Result<()> {
+        match self.bytes.checked_sub(bytes) {
+            Some(left) => {
+                self.bytes = left;
+                Ok(())
+            }
+            None => Err(too_big(at, &self.root, self.limits)),
+        }
+    }
+
+    /// Counts one file more.
+    fn file(&mut self, at: &str) -> Result<()> {
+        match self.files.checked_sub(1) {
+            Some(left) => {
+                self.files = left;
+                Ok(())
+            }
+            None => Err(Error::new(format!(
+                "{at}: more than {} files in the chart {} (its subcharts and archives together)",
+                self.limits.max_files, self.root
+            ))),
+        }
+    }
+}
+
 /// Loads a chart directory or a `.tgz` archive.
 pub fn load(path: &Path, sources: &mut SourceMap, limits: ChartLimits) -> Result<LoadedChart> {
+    let shown = display_path(path);
+    let mut budget = Budget::new(shown.clone(), limits);
     let files = if path.is_dir() {
-        read_dir_chart(path, limits)?
+        read_dir_chart(path, &mut budget)?
     } else {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::io(
-                format!("cannot read chart archive {}", display_path(path)),
-                &e,
-            )
+        let bytes = read::file(path, budget.bytes).map_err(|e| match e {
+            read::ReadError::TooBig(_) => too_big(&shown, &shown, limits),
+            read::ReadError::Io(e) => Error::io(format!("cannot read chart archive {shown}"), &e),
         })?;
-        read_archive(&display_path(path), &bytes, limits)?
+        budget.spend(bytes.len() as u64, &shown)?;
+        read_archive(&shown, &bytes, &mut budget)?
     };
     let dir_name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    build(dir_name, files, sources, limits, 0)
+    build(dir_name, files, sources, &mut budget, 0)
 }
 
 /// Loads a chart from the bytes of a `.tgz` archive.
@@ -146,8 +196,10 @@ pub fn load_archive(
     sources: &mut SourceMap,
     limits: ChartLimits,
 ) -> Result<LoadedChart> {
-    let files = read_archive(display, bytes, limits)?;
-    build(display.to_owned(), files, sources, limits, 0)
+    let mut budget = Budget::new(display.to_owned(), limits);
+    budget.spend(bytes.len() as u64, display)?;
+    let files = read_archive(display, bytes, &mut budget)?;
+    build(display.to_owned(), files, sources, &mut budget, 0)
 }
 
 /// Reads a chart directory the way Helm's loader does (`sympath.Walk`): symbolic links are
@@ -156,7 +208,7 @@ pub fn load_archive(
 /// directory being walked is a loop and an error (Helm recurses until the path is too long),
 /// and the archive caps hold for what the links reach (files, bytes). Irregular files (a
 /// device, a FIFO) are refused as Helm refuses them.
-fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
+fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
     let canonical_root = root.canonicalize().map_err(|e| {
         Error::io(
             format!("cannot read chart directory {}", display_path(root)),
@@ -165,7 +217,6 @@ fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
     })?;
     let mut files = BTreeMap::new();
     let mut real_names = BTreeMap::new();
-    let mut total = 0u64;
     // Each directory to read, with the real directories above it (for loop detection) and
     // whether a link led there.
     let mut pending: Vec<(PathBuf, Vec<PathBuf>, bool)> =
@@ -214,19 +265,15 @@ fn read_dir_chart(root: &Path, limits: ChartLimits) -> Result<ChartFiles> {
                     display_path(&full)
                 )));
             }
-            if files.len() >= limits.max_files {
-                return Err(Error::new(format!(
-                    "{}: more than {} files",
-                    display_path(root),
-                    limits.max_files
-                )));
-            }
-            total = total.saturating_add(meta.len());
-            if total > limits.max_archive_bytes {
-                return Err(too_big(&display_path(root), limits));
-            }
-            let bytes = std::fs::read(&full)
-                .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+            let shown = display_path(&full);
+            budget.file(&shown)?;
+            // Read through the bounded reader: a file that grows while it is read stops at
+            // what the tree may still hold.
+            let bytes = read::file(&full, budget.bytes).map_err(|e| match e {
+                read::ReadError::TooBig(_) => too_big(&shown, &budget.root, budget.limits),
+                read::ReadError::Io(e) => Error::io(format!("cannot read {shown}"), &e),
+            })?;
+            budget.spend(bytes.len() as u64, &shown)?;
             if through_link || is_link {
                 if let Ok(target) = full.canonicalize() {
                     real_names.insert(rel_text.clone(), display_path(&target));
@@ -266,12 +313,62 @@ fn wanted(rel: &str, is_dir: bool) -> bool {
     }
 }
 
-fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<ChartFiles> {
+/// A member's path as a loader reads it: `\\` as `/`, `.` segments and empty segments (`//`)
+/// dropped; an absolute path or a `..` segment escapes the chart.
+fn normalise_member(display: &str, raw: &str) -> Result<String> {
+    let path = raw.replace('\\', "/");
+    let escapes = path.starts_with('/') || path.split('/').any(|s| s == "..");
+    if escapes {
+        return Err(Error::new(format!(
+            "{display}: archive member `{}` escapes the chart (absolute path or `..`)",
+            raw.escape_debug()
+        )));
+    }
+    Ok(path
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
+/// Reads the members of a chart archive that sequencing needs. Every byte the archive
+/// expands to (all members, read or not) and every member kept count against the chart
+/// tree's budget. Member paths are normalised as a loader reads them, and a member that is
+/// there twice after normalisation (`c/Chart.yaml` and `c/./Chart.yaml`) is refused: tools
+/// disagree on which one counts (Helm keeps the last).
+fn read_archive(display: &str, bytes: &[u8], budget: &mut Budget) -> Result<ChartFiles> {
     let decoder = flate2::read::GzDecoder::new(bytes);
-    let mut archive = tar::Archive::new(decoder.take(limits.max_archive_bytes + 1));
+    let mut stream = decoder.take(budget.bytes.saturating_add(1));
+    let read = read_members(display, &mut stream, budget);
+    // The stream ran into the cap: whatever tar said, that is why it stopped.
+    let used = budget.bytes.saturating_add(1) - stream.limit();
+    if used > budget.bytes {
+        return Err(bomb(display, budget));
+    }
+    let (top, files) = read?;
+    budget.spend(used, display)?;
+    Ok(ChartFiles {
+        display_root: format!("{display}:{top}"),
+        origin: Origin::Archive,
+        files,
+        real_names: BTreeMap::new(),
+        dir: None,
+    })
+}
+
+/// The members of one archive: the chart's top directory and its files by relative path.
+fn read_members(
+    display: &str,
+    stream: impl Read,
+    budget: &mut Budget,
+) -> Result<(String, BTreeMap<String, Vec<u8>>)> {
+    let mut archive = tar::Archive::new(stream);
     let mut files = BTreeMap::new();
+    // The member path each kept file came from (to name both of a duplicate).
+    let mut raw_names: BTreeMap<String, String> = BTreeMap::new();
     let mut top: Option<String> = None;
-    let mut total = 0u64;
+    // Bytes of kept members: with what the stream read, never more than the budget.
+    let mut kept = 0u64;
     let entries = archive
         .entries()
         .map_err(|e| Error::new(format!("{display}: not a gzipped tar archive: {e}")))?;
@@ -286,13 +383,8 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
         {
             continue;
         }
-        let raw_path = entry.path_bytes().into_owned();
-        let path = String::from_utf8_lossy(&raw_path).replace('\\', "/");
-        if path.starts_with('/') || path.split('/').any(|s| s == "..") {
-            return Err(Error::new(format!(
-                "{display}: archive member `{path}` escapes the chart (absolute path or `..`)"
-            )));
-        }
+        let raw_path = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let path = normalise_member(display, &raw_path)?;
         if !(kind.is_file() || kind == tar::EntryType::Continuous) {
             if kind.is_symlink() || kind.is_hard_link() {
                 return Err(Error::new(format!(
@@ -301,7 +393,7 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
             }
             continue;
         }
-        let Some((first, rel)) = path.trim_start_matches("./").split_once('/') else {
+        let Some((first, rel)) = path.split_once('/') else {
             continue;
         };
         match &top {
@@ -316,16 +408,18 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
         if !wanted(rel, false) {
             continue;
         }
-        if files.len() >= limits.max_files {
+        if let Some(earlier) = raw_names.get(rel) {
             return Err(Error::new(format!(
-                "{display}: more than {} files",
-                limits.max_files
+                "{display}: archive holds `{path}` twice (as `{}` and `{}`); repack it with one of them",
+                earlier.escape_debug(),
+                raw_path.escape_debug()
             )));
         }
+        budget.file(&format!("{display}:{path}"))?;
         // The size in the header is what tar will read for this member: refuse before
         // reading when it would break the cap.
-        if total + entry.size() > limits.max_archive_bytes {
-            return Err(bomb(display, limits));
+        if kept.saturating_add(entry.size()) > budget.bytes {
+            return Err(bomb(display, budget));
         }
         let mut data = Vec::new();
         entry.read_to_end(&mut data).map_err(|e| {
@@ -333,35 +427,32 @@ fn read_archive(display: &str, bytes: &[u8], limits: ChartLimits) -> Result<Char
                 "{display}: cannot read archive member `{path}`: {e}"
             ))
         })?;
-        total += data.len() as u64;
-        if total > limits.max_archive_bytes {
-            return Err(bomb(display, limits));
-        }
+        kept += data.len() as u64;
+        raw_names.insert(rel.to_owned(), raw_path);
         files.insert(rel.to_owned(), data);
     }
     let Some(top) = top else {
         return Err(Error::new(format!("{display}: archive holds no chart")));
     };
-    Ok(ChartFiles {
-        display_root: format!("{display}:{top}"),
-        origin: Origin::Archive,
-        files,
-        real_names: BTreeMap::new(),
-        dir: None,
-    })
+    Ok((top, files))
 }
 
-fn too_big(display: &str, limits: ChartLimits) -> Error {
+fn too_big(at: &str, root: &str, limits: ChartLimits) -> Error {
+    let whole = if at == root {
+        String::new()
+    } else {
+        format!(" (at {at})")
+    };
     Error::new(format!(
-        "{display}: the chart (its symbolic links followed) holds more than {} bytes; raise --max-archive-bytes if it is genuine",
+        "{root}: the chart tree (its subcharts and archives expanded, its symbolic links followed) holds more than {} bytes{whole}; raise --max-archive-bytes if it is genuine",
         limits.max_archive_bytes
     ))
 }
 
-fn bomb(display: &str, limits: ChartLimits) -> Error {
+fn bomb(display: &str, budget: &Budget) -> Error {
     Error::new(format!(
-        "{display}: archive expands beyond {} bytes (a decompression bomb?); raise --max-archive-bytes if it is genuine",
-        limits.max_archive_bytes
+        "{display}: archive expands beyond the {} bytes the chart tree {} may hold (a decompression bomb?); raise --max-archive-bytes if it is genuine",
+        budget.limits.max_archive_bytes, budget.root
     ))
 }
 
@@ -369,13 +460,13 @@ fn build(
     dir_name: String,
     mut chart: ChartFiles,
     sources: &mut SourceMap,
-    limits: ChartLimits,
+    budget: &mut Budget,
     depth: usize,
 ) -> Result<LoadedChart> {
-    if depth > limits.max_depth {
+    if depth > budget.limits.max_depth {
         return Err(Error::new(format!(
             "{}: subcharts nested deeper than {} levels",
-            chart.display_root, limits.max_depth
+            chart.display_root, budget.limits.max_depth
         )));
     }
     let root = chart.display_root.clone();
@@ -430,15 +521,17 @@ fn build(
 
     let mut subcharts = Vec::new();
     for (dir, files) in sub_dirs {
-        subcharts.push(build(dir, files, sources, limits, depth + 1)?);
+        subcharts.push(build(dir, files, sources, budget, depth + 1)?);
     }
-    for (name, bytes) in sub_archives {
+    // Each archive is expanded and dropped in turn, under what the tree may still hold.
+    while let Some((name, bytes)) = sub_archives.pop_first() {
         let files = read_archive(
             &display_join(&root, &format!("charts/{name}")),
             &bytes,
-            limits,
+            budget,
         )?;
-        subcharts.push(build(name, files, sources, limits, depth + 1)?);
+        drop(bytes);
+        subcharts.push(build(name, files, sources, budget, depth + 1)?);
     }
 
     Ok(LoadedChart {

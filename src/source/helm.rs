@@ -3,14 +3,13 @@
 //! helm is run with an argument vector (never a shell), a reduced environment and a timeout.
 //! It is located through `--helm`, then `$CHARTSEQ_HELM`, then `PATH`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::source::display_path;
 use crate::source::values::ValueInputs;
+use crate::source::{display_path, read};
 
 /// How to call `helm template`.
 #[derive(Clone, Debug)]
@@ -21,6 +20,8 @@ pub struct HelmOptions {
     pub kube_version: Option<String>,
     pub values: ValueInputs,
     pub timeout: Duration,
+    /// Bytes helm's output (the rendered stream) may have.
+    pub max_output_bytes: u64,
 }
 
 impl Default for HelmOptions {
@@ -32,6 +33,7 @@ impl Default for HelmOptions {
             kube_version: None,
             values: ValueInputs::default(),
             timeout: Duration::from_secs(300),
+            max_output_bytes: read::MAX_INPUT_BYTES,
         }
     }
 }
@@ -80,14 +82,11 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
 /// included so that the plan can show the CRD phase.
 pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     let helm = find_helm(options.helm.as_deref())?;
+    validate_release_name(&options.release_name)?;
     let mut command = Command::new(&helm);
-    command.arg("template").arg(&options.release_name);
-    let chart_arg = if chart.is_relative() && !chart.starts_with(".") {
-        Path::new(".").join(chart)
-    } else {
-        chart.to_path_buf()
-    };
-    command.arg(chart_arg).arg("--include-crds");
+    command.arg("template").arg("--include-crds");
+    // Every value is glued to its flag (`--values=FILE`), and the operands come after `--`:
+    // nothing the user typed can become a flag of helm's.
     if let Some(ns) = &options.namespace {
         command.arg(format!("--namespace={ns}"));
     }
@@ -95,7 +94,9 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
         command.arg(format!("--kube-version={v}"));
     }
     for file in &options.values.files {
-        command.arg("--values").arg(file);
+        let mut arg = std::ffi::OsString::from("--values=");
+        arg.push(file);
+        command.arg(arg);
     }
     for set in &options.values.set {
         command.arg(format!("--set={set}"));
@@ -103,57 +104,50 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     for set in &options.values.set_string {
         command.arg(format!("--set-string={set}"));
     }
-    reduce_environment(&mut command);
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-
-    let mut child = command
-        .spawn()
-        .map_err(|e| Error::io(format!("cannot run {}", helm.display()), &e))?;
-    let mut stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| Error::new("helm stdout unavailable"))?;
-    let mut stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| Error::new("helm stderr unavailable"))?;
-    let out_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        stdout.read_to_end(&mut buf).map(|_| buf)
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        stderr.read_to_end(&mut buf).map(|_| buf)
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child
-            .try_wait()
-            .map_err(|e| Error::io("waiting for helm", &e))?
-        {
-            break status;
-        }
-        if started.elapsed() > options.timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Error::new(format!(
-                "helm template did not finish within {}s",
-                options.timeout.as_secs()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let chart_arg = if chart.is_relative() && !chart.starts_with(".") {
+        Path::new(".").join(chart)
+    } else {
+        chart.to_path_buf()
     };
-    let out = out_thread
-        .join()
-        .map_err(|_| Error::new("reading helm output failed"))?
-        .map_err(|e| Error::io("reading helm output", &e))?;
-    let err = err_thread
-        .join()
-        .map_err(|_| Error::new("reading helm errors failed"))?
-        .map_err(|e| Error::io("reading helm errors", &e))?;
+    command.arg("--").arg(&options.release_name).arg(chart_arg);
+    reduce_environment(&mut command);
+    let Some(captured) = read::run(
+        &mut command,
+        options.max_output_bytes,
+        Some(options.timeout),
+    )
+    .map_err(|e| Error::io(format!("cannot run {}", helm.display()), &e))?
+    else {
+        return Err(Error::new(format!(
+            "helm template did not finish within {}s",
+            options.timeout.as_secs()
+        )));
+    };
+    let what = format!("the output of helm template for {}", display_path(chart));
+    let out = captured.stdout.map_err(|e| {
+        e.describe(
+            &what,
+            read::Cap {
+                limit: options.max_output_bytes,
+                raise: Some("--max-input-bytes"),
+            },
+        )
+    })?;
+    // helm's messages past the cap are cut, not fatal: the exit status says what happened.
+    let err = match captured.stderr {
+        Ok(bytes) => bytes,
+        Err(read::ReadError::TooBig(_)) => b"(more than 1 MiB of errors)".to_vec(),
+        Err(e) => {
+            return Err(e.describe(
+                "the errors of helm template",
+                read::Cap {
+                    limit: read::MAX_STDERR_BYTES,
+                    raise: None,
+                },
+            ));
+        }
+    };
+    let status = captured.status;
     if !status.success() {
         return Err(Error::new(format!(
             "helm template failed for {} ({status})",
@@ -162,6 +156,28 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
         .with_detail(String::from_utf8_lossy(&err).trim_end().to_owned()));
     }
     Ok(out)
+}
+
+/// Longest release name helm accepts (`maxReleaseNameLen` in Helm's chart utilities).
+pub const MAX_RELEASE_NAME: usize = 53;
+
+/// Helm's release-name rule (`ValidateReleaseName`): at most 53 characters, dot-separated
+/// labels of lowercase letters, digits and `-`, each starting and ending with a letter or
+/// digit. Checked before helm runs, so a name is never taken for something else.
+pub fn validate_release_name(name: &str) -> Result<()> {
+    let label_ok = |label: &str| {
+        let bytes = label.as_bytes();
+        let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        bytes.first().is_some_and(alnum)
+            && bytes.last().is_some_and(alnum)
+            && bytes.iter().all(|b| alnum(b) || *b == b'-')
+    };
+    if name.is_empty() || name.len() > MAX_RELEASE_NAME || !name.split('.').all(label_ok) {
+        return Err(Error::new(format!(
+            "invalid release name {name:?}: helm accepts at most {MAX_RELEASE_NAME} characters, dot-separated labels of lowercase letters, digits and `-`, each starting and ending with a letter or digit"
+        )));
+    }
+    Ok(())
 }
 
 /// helm's environment: only what it needs (`PATH`, `HOME`, `TMPDIR`, `HELM_*`, `XDG_*`), and
@@ -224,12 +240,10 @@ fn probe_chart_v3(helm: &Path) -> ChartV3 {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
         _ => return ChartV3::Unknown,
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let dir =
-        std::env::temp_dir().join(format!("chartseq-v3-probe-{}-{nanos}", std::process::id()));
-    let chart = dir.join("probe");
+    let Ok(dir) = crate::source::temp::TempDir::new("chartseq-v3-probe") else {
+        return ChartV3::Unknown;
+    };
+    let chart = dir.path().join("probe");
     let written = std::fs::create_dir_all(&chart).and_then(|()| {
         std::fs::write(
             chart.join("Chart.yaml"),
@@ -253,6 +267,32 @@ fn probe_chart_v3(helm: &Path) -> ChartV3 {
     } else {
         ChartV3::Unknown
     };
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate_release_name;
+
+    #[test]
+    fn release_names_follow_helms_rule() {
+        for good in ["release-name", "a", "web.v2", "a1-b2", &"x".repeat(53)] {
+            assert!(validate_release_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "--output-dir=/tmp/x",
+            "-a",
+            "a-",
+            "A",
+            "a..b",
+            ".a",
+            "a_b",
+            "a b",
+            &"x".repeat(54),
+        ] {
+            assert!(validate_release_name(bad).is_err(), "{bad}");
+        }
+    }
 }

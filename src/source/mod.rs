@@ -6,7 +6,9 @@
 pub mod chart;
 pub mod git;
 pub mod helm;
+pub mod read;
 mod split;
+pub mod temp;
 pub mod values;
 
 use std::fmt;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value as Json};
 use crate::error::{Error, Result};
 use crate::parse::Limits;
 use crate::source::chart::parse_yaml_file_with;
-use crate::source::{Origin, SourceMap, display_path};
+use crate::source::{Origin, SourceMap, display_path, read};
 
 /// Values given on the command line.
 #[derive(Clone, Debug, Default)]
@@ -40,17 +40,14 @@ pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap, limits: Limits
                 "values from standard input (`-f -`) are not supported; pass a file",
             ));
         } else {
-            let size = std::fs::metadata(path)
-                .map_err(|e| Error::io(format!("cannot read values file {name}"), &e))?
-                .len();
-            if size > limits.max_document_bytes as u64 {
-                return Err(Error::new(format!(
-                    "values file {name} has {size} bytes, more than the limit of {} (raise it with --max-document-bytes)",
-                    limits.max_document_bytes
-                )));
-            }
-            std::fs::read(path)
-                .map_err(|e| Error::io(format!("cannot read values file {name}"), &e))?
+            // Read through the bounded reader: a device or a FIFO (`-f /dev/zero`) is refused
+            // at the same limit as a regular file, which is refused unread.
+            read::file_or_error(
+                path,
+                limits.max_document_bytes as u64,
+                &format!("values file {name}"),
+                Some("--max-document-bytes"),
+            )?
         };
         let id = sources.add(name.clone(), Origin::Disk, bytes);
         let Some(node) = parse_yaml_file_with(&name, id, sources, limits)? else {

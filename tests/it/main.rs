@@ -16,6 +16,7 @@ mod dialects;
 mod diff;
 mod helm_call;
 mod hostile;
+mod hostile_input;
 mod integrations;
 mod lint;
 mod matrix;

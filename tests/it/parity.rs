@@ -177,7 +177,7 @@ fn action_lints_once_per_ci_values_file_and_renders_once() {
     // annotations and SARIF together, with the set and namespace inputs.
     let renders: Vec<String> = calls(&log)
         .into_iter()
-        .filter(|c| c.starts_with("template release-name"))
+        .filter(|c| c.starts_with("template ") && c.contains(" -- release-name "))
         .collect();
     assert_eq!(renders.len(), 3, "{renders:?}");
     assert_eq!(
