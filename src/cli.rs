@@ -143,10 +143,10 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The release timeout the plan must fit in (CS503), as for helm.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = commands::lint::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     pub timeout: Duration,
     /// The bound on each readiness wait (CS503); must not exceed --timeout.
-    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = commands::lint::parse_duration)]
+    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = crate::duration::parse_duration)]
     pub readiness_timeout: Duration,
     /// Colour the human output.
     #[arg(long, value_enum, default_value = "auto")]
@@ -332,11 +332,11 @@ pub struct ConnectionArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// Time the whole operation may take (Go duration: 5m, 90s).
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::apply::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     pub timeout: Duration,
     /// Time each readiness wait may take, at most --timeout (default: 1m, or --timeout when
     /// shorter).
-    #[arg(long = "readiness-timeout", value_name = "DURATION", value_parser = crate::apply::parse_duration)]
+    #[arg(long = "readiness-timeout", value_name = "DURATION", value_parser = crate::duration::parse_duration)]
     pub readiness_timeout: Option<Duration>,
     /// Wait for Jobs to complete (otherwise a started Job counts as ready).
     #[arg(long = "wait-for-jobs")]

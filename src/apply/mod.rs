@@ -21,7 +21,6 @@ pub mod wait;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
@@ -541,76 +540,4 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
         out.push(state);
     }
     out
-}
-
-/// A Go-style duration (`5m`, `1m30s`, `300ms`, `2h`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "invalid duration {text:?}: expected a number and a unit (h, m, s, ms), e.g. 5m or 1m30s"
-        )
-    };
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let secs = match &rest[..unit_len] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_len..];
-        total += Duration::from_secs_f64(number * secs);
-    }
-    Ok(total)
-}
-
-/// A duration as Go prints it (`5m0s`, `1m0s`, `30s`, `1h0m0s`).
-#[must_use]
-pub fn go_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    let ms = d.subsec_millis();
-    let frac = if ms == 0 {
-        String::new()
-    } else {
-        format!(".{ms:03}").trim_end_matches('0').to_owned()
-    };
-    match (s / 3600, s % 3600 / 60, s % 60) {
-        (0, 0, sec) => format!("{sec}{frac}s"),
-        (0, m, sec) => format!("{m}m{sec}{frac}s"),
-        (h, m, sec) => format!("{h}h{m}m{sec}{frac}s"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_and_print_as_go_does() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert!(parse_duration("5").is_err());
-        assert!(parse_duration("5x").is_err());
-        assert_eq!(go_duration(Duration::from_secs(300)), "5m0s");
-        assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
-        assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
-        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
-    }
 }
