@@ -66,12 +66,19 @@ impl Context {
         }
     }
 
-    /// Every revision of a release, oldest first.
-    async fn history(&self, namespace: &str, name: &str) -> Result<Vec<Record>, RunError> {
-        self.storage()
+    /// Every readable revision of a release, oldest first, and the number the next one
+    /// takes (after every stored one, readable or not). What cannot be read is named.
+    async fn history(&self, namespace: &str, name: &str) -> Result<(Vec<Record>, u32), RunError> {
+        let listing = self
+            .storage()
             .history(namespace, name)
             .await
-            .map_err(RunError::Storage)
+            .map_err(RunError::Storage)?;
+        for skipped in &listing.skipped {
+            self.note(format!("warning: {skipped}"));
+        }
+        let next = listing.next_revision(name);
+        Ok((listing.records, next))
     }
 
     /// Stores a new revision, making room first as `--history-max` asks.
@@ -159,7 +166,7 @@ fn failure_description(what: &str, name: &str, error: &RunError) -> String {
 /// Installs or upgrades: refuses what it may not write, records the revision (so nothing is
 /// ever untracked), runs it, prunes what left the chart, and records the outcome.
 pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
-    let history = ctx.history(&record.namespace, &record.name).await?;
+    let (history, next) = ctx.history(&record.namespace, &record.name).await?;
     let previous = history
         .iter()
         .rev()
@@ -168,7 +175,7 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     locked(&history)?;
     // Without a deployed revision (a first install failed) this is an install again.
     let upgrade = previous.is_some();
-    record.revision = history.last().map_or(1, |r| r.revision + 1);
+    record.revision = next;
     if let Some(first) = history.first().and_then(|r| r.first_deployed.clone()) {
         record.first_deployed = Some(first);
     }
@@ -259,9 +266,9 @@ fn locked(history: &[Record]) -> Result<(), RunError> {
 /// What installing or upgrading with `record` would do to each object (`apply --dry-run
 /// --diff`): reads and server-side dry runs only; nothing is applied, deleted or recorded.
 pub async fn preview(ctx: &Context, mut record: Record) -> Result<preview::Preview, RunError> {
-    let history = ctx.history(&record.namespace, &record.name).await?;
+    let (history, next) = ctx.history(&record.namespace, &record.name).await?;
     locked(&history)?;
-    record.revision = history.last().map_or(1, |r| r.revision + 1);
+    record.revision = next;
     let runner = ctx.runner();
     preview::preview(&runner, &record, &history, ctx.settings.take_ownership).await
 }
@@ -330,7 +337,7 @@ pub async fn rollback(ctx: &Context, namespace: &str, name: &str, revision: u32)
 }
 
 async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
-    let history = ctx.history(namespace, name).await?;
+    let (history, next) = ctx.history(namespace, name).await?;
     let Some(last) = history.last() else {
         return Err(RunError::CannotRun(format!(
             "rollback: release not loaded: {name} (namespace {namespace}): release: not found"
@@ -353,7 +360,7 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
         )));
     };
     let mut record = target.again(
-        last.revision + 1,
+        next,
         "pending-rollback",
         format!("Rollback to {target_rev}"),
     );
@@ -399,7 +406,7 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
 /// waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
 /// the release records. Only objects the release owns are deleted; `keep` ones stay.
 pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
-    let history = ctx.history(namespace, name).await?;
+    let (history, _) = ctx.history(namespace, name).await?;
     let Some(latest) = history.last().cloned() else {
         return Err(RunError::CannotRun(format!(
             "uninstall: release not loaded: {name} (namespace {namespace}): release: not found"
@@ -470,32 +477,36 @@ async fn uninstall_objects(
         .await
 }
 
-/// Every revision of a release, oldest first.
+/// Every readable revision of a release, oldest first, and the storage objects that could
+/// not be read.
 pub async fn history(
     cluster: &dyn Cluster,
     driver: Driver,
     namespace: &str,
     name: &str,
-) -> Result<Vec<Record>, storage::StorageError> {
+) -> Result<storage::Listing, storage::StorageError> {
     Storage { cluster, driver }.history(namespace, name).await
 }
 
-/// The latest revision of every release in a namespace (every namespace with `None`), by
-/// namespace then name.
+/// The latest readable revision of every release in a namespace (every namespace with
+/// `None`), by namespace then name, and the storage objects that could not be read.
 pub async fn releases(
     cluster: &dyn Cluster,
     driver: Driver,
     namespace: Option<&str>,
-) -> Result<Vec<Record>, storage::StorageError> {
+) -> Result<storage::Listing, storage::StorageError> {
     let all = Storage { cluster, driver }.all(namespace).await?;
     let mut latest: Vec<Record> = Vec::new();
-    for r in all {
+    for r in all.records {
         match latest.last_mut() {
             Some(l) if l.namespace == r.namespace && l.name == r.name => *l = r,
             _ => latest.push(r),
         }
     }
-    Ok(latest)
+    Ok(storage::Listing {
+        records: latest,
+        skipped: all.skipped,
+    })
 }
 
 /// Each recorded object's live readiness, judged as `apply` judges it: `ready`,
