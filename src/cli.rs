@@ -383,8 +383,15 @@ impl ConnectionArgs {
             (None, Some(o)) => matches!(o, OutputArg::Json),
             (None, None) => false,
         };
+        let namespace = namespace.unwrap_or("default");
+        if let Some(why) = crate::apply::names::check_namespace(namespace) {
+            return Err(crate::error::Error::new(format!(
+                "invalid namespace {namespace:?}: {why}"
+            ))
+            .into());
+        }
         Ok(commands::apply::ClusterSettings {
-            namespace: namespace.unwrap_or("default").to_owned(),
+            namespace: namespace.to_owned(),
             connection: self.connection(),
             timeout: wait.map_or(Duration::from_secs(300), |w| w.timeout),
             readiness_timeout: wait.and_then(|w| w.readiness_timeout),

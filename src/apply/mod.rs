@@ -13,6 +13,7 @@ pub mod chart;
 pub mod cluster;
 pub mod deploy;
 pub mod judge;
+pub mod names;
 pub mod ownership;
 pub mod preview;
 pub mod release;
@@ -145,6 +146,30 @@ fn since_deployed(history: &[Record]) -> &[Record] {
     &history[from..]
 }
 
+/// Refuses a revision whose objects' names or namespaces the API server would refuse (or
+/// that would address another object), before any request.
+fn check_names(record: &Record) -> Result<(), RunError> {
+    let problems = names::check_record(record);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(RunError::CannotRun(format!(
+        "release {} cannot be sent to the cluster; nothing was sent:\n  {}",
+        record.name,
+        problems.join("\n  ")
+    )))
+}
+
+/// Refuses a release namespace that is not a namespace name, before any request.
+fn check_release_namespace(namespace: &str) -> Result<(), RunError> {
+    match names::check_namespace(namespace) {
+        None => Ok(()),
+        Some(why) => Err(RunError::CannotRun(format!(
+            "invalid release namespace {namespace:?}: {why}"
+        ))),
+    }
+}
+
 /// The revision installed, or why the run failed (after recording it).
 pub type Outcome = Result<Record, RunError>;
 
@@ -166,6 +191,7 @@ fn failure_description(what: &str, name: &str, error: &RunError) -> String {
 /// Installs or upgrades: refuses what it may not write, records the revision (so nothing is
 /// ever untracked), runs it, prunes what left the chart, and records the outcome.
 pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
+    check_names(&record)?;
     let (history, next) = ctx.history(&record.namespace, &record.name).await?;
     let previous = history
         .iter()
@@ -266,6 +292,7 @@ fn locked(history: &[Record]) -> Result<(), RunError> {
 /// What installing or upgrading with `record` would do to each object (`apply --dry-run
 /// --diff`): reads and server-side dry runs only; nothing is applied, deleted or recorded.
 pub async fn preview(ctx: &Context, mut record: Record) -> Result<preview::Preview, RunError> {
+    check_names(&record)?;
     let (history, next) = ctx.history(&record.namespace, &record.name).await?;
     locked(&history)?;
     record.revision = next;
@@ -337,7 +364,12 @@ pub async fn rollback(ctx: &Context, namespace: &str, name: &str, revision: u32)
 }
 
 async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
+    check_release_namespace(namespace)?;
     let (history, next) = ctx.history(namespace, name).await?;
+    // Every revision it may apply or prune from, before anything is changed.
+    for r in since_deployed(&history) {
+        check_names(r)?;
+    }
     let Some(last) = history.last() else {
         return Err(RunError::CannotRun(format!(
             "rollback: release not loaded: {name} (namespace {namespace}): release: not found"
@@ -359,6 +391,7 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
             "release {name} has no revision {target_rev}"
         )));
     };
+    check_names(target)?;
     let mut record = target.again(
         next,
         "pending-rollback",
@@ -406,7 +439,11 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
 /// waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
 /// the release records. Only objects the release owns are deleted; `keep` ones stay.
 pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
+    check_release_namespace(namespace)?;
     let (history, _) = ctx.history(namespace, name).await?;
+    for r in since_deployed(&history) {
+        check_names(r)?;
+    }
     let Some(latest) = history.last().cloned() else {
         return Err(RunError::CannotRun(format!(
             "uninstall: release not loaded: {name} (namespace {namespace}): release: not found"

@@ -594,6 +594,7 @@ pub fn apply(
             return Ok(Outcome::Findings);
         }
     };
+    check_names(&model, &cs.namespace)?;
     let mut record =
         apply::release::record_from_plan(&model, &plan, &settings.release, &cs.namespace)
             .map_err(Error::new)?;
@@ -633,6 +634,39 @@ pub fn apply(
         "applied"
     };
     report(result, &renderer, verb, out, err)
+}
+
+/// Refuses names and namespaces the API server would refuse (or that would address another
+/// object) before anything is sent, each with its template and rendered location.
+fn check_names(model: &model::Model, namespace: &str) -> Result<(), Failure> {
+    let mut problems = Vec::new();
+    if let Some(why) = apply::names::check_namespace(namespace) {
+        problems.push(format!("invalid release namespace {namespace:?}: {why}"));
+    }
+    for (doc, d) in model.documents.iter().enumerate() {
+        let Some(r) = model.resource(doc) else {
+            continue;
+        };
+        let at = plan::output::position(model, r.kind_loc);
+        let place = match &d.source_path {
+            Some(source) => format!("from {source}, at {at}"),
+            None => format!("at {at}"),
+        };
+        problems.extend(apply::names::check_object(
+            &r.api_version,
+            &r.id.kind,
+            Some(r.id.namespace.as_deref().unwrap_or(namespace)),
+            &r.id.name,
+            &place,
+        ));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::Tool(Error::new(format!(
+        "the API server would refuse these names; nothing was sent:\n  {}",
+        problems.join("\n  ")
+    ))))
 }
 
 /// `apply --dry-run --diff`: each object's fate from reads and server-side dry runs, as text

@@ -261,3 +261,103 @@ fn a_corrupt_release_record_is_a_warning_never_the_end_of_a_listing() {
         assert_eq!(code, 0, "{args:?}: {err}");
     }
 }
+
+/// A name or namespace that would change a request's path (`/`, `..`, `?`) or that the API
+/// server refuses is refused before any request, naming the object and its template.
+#[test]
+fn names_and_namespaces_are_checked_before_any_request() {
+    let good = "---\n# Source: shop/templates/ok.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n";
+    for (object, shown) in [
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg/../../secrets/topsecret\n",
+            "invalid name \"cfg/../../secrets/topsecret\" for a ConfigMap (from shop/templates/evil.yaml",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"x?y=/configmaps/victim\"\n",
+            "invalid name \"x?y=/configmaps/victim\" for a ConfigMap",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: \"x?y=/configmaps/victim\"\n",
+            "invalid namespace \"x?y=/configmaps/victim\" for ConfigMap \"x\"",
+        ),
+        (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: ..\n",
+            "invalid name \"..\" for a Secret",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: 1web\n",
+            "RFC 1035 label",
+        ),
+        (
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: a%2Fb\n",
+            "may not contain '%'",
+        ),
+    ] {
+        let env = start("");
+        let stream = env.stream(
+            "evil.yaml",
+            &format!("{good}---\n# Source: shop/templates/evil.yaml\n{object}"),
+        );
+        for extra in [&[][..], &["--dry-run"], &["--dry-run", "--diff"]] {
+            let mut args = vec!["apply", "shop", &stream, "-n", "default", "--no-lint"];
+            args.extend_from_slice(extra);
+            let (code, out, err) = env.run(&args);
+            assert_eq!(code, 2, "{object}\n{out}\n{err}");
+            assert!(err.contains(shown), "{object}\n{err}");
+            assert!(err.contains("nothing was sent"), "{err}");
+        }
+        assert!(env.requests().is_empty(), "{:#?}", env.requests());
+    }
+    // The release namespace, for every command.
+    let env = start("");
+    let shop = crate::fixture("apply/shop.yaml");
+    let shop = shop.to_str().expect("a UTF-8 path");
+    for args in [
+        vec!["apply", shop, "--release", "shop"],
+        vec!["uninstall", "shop"],
+        vec!["rollback", "shop", "1"],
+        vec!["list"],
+        vec!["history", "shop"],
+        vec!["status", "shop"],
+    ] {
+        for ns in ["a/b", "..", "x?y=/z", "Default"] {
+            let mut args = args.clone();
+            args.extend(["-n", ns]);
+            let (code, _, err) = env.run(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(err.contains("invalid namespace"), "{args:?}: {err}");
+        }
+    }
+    assert!(env.requests().is_empty(), "{:#?}", env.requests());
+}
+
+/// A stored revision whose objects have such names (written by another client) is refused by
+/// uninstall and rollback before they change anything.
+#[test]
+fn stored_revisions_with_unsendable_names_are_refused_before_any_change() {
+    let env = start("");
+    let release = serde_json::json!({"name": "evil", "namespace": "default", "version": 1,
+        "info": {"status": "deployed"},
+        "manifest": "---\n# Source: evil/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg/../../secrets/topsecret\n"});
+    release_secret(&env, "default", "evil", 1, Some(&release_json(&release)));
+    let mark = env.mark();
+    for args in [&["uninstall", "evil"][..], &["rollback", "evil", "1"]] {
+        let mut args = args.to_vec();
+        args.extend(["-n", "default"]);
+        let (code, out, err) = env.run(&args);
+        assert_eq!(code, 2, "{args:?}\n{out}\n{err}");
+        assert!(
+            err.contains("invalid name \"cfg/../../secrets/topsecret\" for a ConfigMap (from evil/templates/cm.yaml)"),
+            "{err}"
+        );
+    }
+    assert_eq!(env.changes_since(mark), Vec::<String>::new());
+    assert!(
+        env.requests()
+            .iter()
+            .skip(mark)
+            .all(|r| !r.path.contains("topsecret")),
+        "{:#?}",
+        env.requests()
+    );
+}
