@@ -317,6 +317,16 @@ impl Runner {
         Ok(kind)
     }
 
+    /// `Kind/name`, with the namespace only when the type is namespaced (once resolved): a
+    /// cluster-scoped object has none, whatever its template says.
+    pub(super) fn label(&self, item: &Item) -> String {
+        let key = (item.api_version.clone(), item.kind.clone());
+        match lock(&self.kinds).get(&key) {
+            Some(kind) if !kind.namespaced => format!("{}/{}", item.kind, item.name),
+            _ => item.label(),
+        }
+    }
+
     pub(super) fn namespace_for(kind: &Kind, item: &Item) -> Option<String> {
         if kind.namespaced {
             item.namespace.clone()
@@ -352,7 +362,7 @@ impl Runner {
             .apply(&kind, ns.as_deref(), &object, options)
             .await
             .map_err(|error| RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(self.label(item)),
                 error,
             })?;
         Ok(target)
@@ -424,7 +434,7 @@ impl Runner {
             .get(kind, ns, &item.name)
             .await
             .map_err(|error| RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(self.label(item)),
                 error,
             })
     }
@@ -448,7 +458,7 @@ impl Runner {
         Ok(live
             .into_iter()
             .filter_map(|(i, _, _, live)| match Self::decide(record, i, &live?) {
-                Decision::Foreign(owner) => Some((record.items[i].label(), owner)),
+                Decision::Foreign(owner) => Some((self.label(&record.items[i]), owner)),
                 Decision::Owned | Decision::Kept => None,
             })
             .collect())
@@ -546,7 +556,7 @@ impl Runner {
                     ),
                 }
                 .map_err(|message| RunError::Cluster {
-                    resource: Some(item.label()),
+                    resource: Some(self.label(item)),
                     error: ClusterError::other(message),
                 })?;
                 readiness.push(r.map(Arc::new));
@@ -666,7 +676,7 @@ impl Runner {
         .map_err(|error| RunError::Cluster {
             resource: Some(format!(
                 "{} ({} {})",
-                record.items[index].label(),
+                self.label(&record.items[index]),
                 external.key,
                 external.label()
             )),
@@ -755,7 +765,7 @@ impl Runner {
                 return Err(RunError::Interrupted);
             }
             let policies = &hook.delete_policies;
-            let label = format!("{event} hook {}", item.label());
+            let label = format!("{event} hook {}", self.label(item));
             if self.settings.dry_run {
                 self.run_unit(record, &label, &[i], Some(Goal::Complete))
                     .await?;
@@ -899,11 +909,11 @@ impl Runner {
             let item = &record.items[i];
             match decision {
                 Decision::Foreign(owner) => self.emit(Event::Skipped {
-                    resource: item.label(),
+                    resource: self.label(item),
                     owner: owner.to_string(),
                 }),
                 Decision::Kept if keep => self.emit(Event::Kept {
-                    resource: item.label(),
+                    resource: self.label(item),
                 }),
                 Decision::Kept | Decision::Owned => {
                     let uid = live["metadata"]["uid"].as_str().map(str::to_owned);
@@ -935,12 +945,12 @@ impl Runner {
                 Ok(false) => {}
                 // Replaced by someone else since it was judged: not the object we own.
                 Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
-                    resource: item.label(),
+                    resource: self.label(item),
                     owner: format!("replaced while being deleted ({error})"),
                 }),
                 Err(error) => {
                     return Err(RunError::Cluster {
-                        resource: Some(item.label()),
+                        resource: Some(self.label(item)),
                         error,
                     });
                 }

@@ -283,7 +283,7 @@ async fn object(
         Ok(r) => r,
         Err(error) if error.kind == ErrorKind::Transient => {
             return Err(RunError::Cluster {
-                resource: Some(item.label()),
+                resource: Some(runner.label(item)),
                 error,
             });
         }

@@ -242,3 +242,26 @@ fn uninstall_leaves_an_object_someone_replaced() {
     );
     assert_eq!(env.count("delete", "ConfigMap", "app"), 0);
 }
+
+/// A cluster-scoped object is named without a namespace in the ownership refusal, whatever
+/// namespace its release has.
+#[test]
+fn a_foreign_cluster_scoped_object_is_named_without_a_namespace() {
+    let env = start("");
+    env.create_as(
+        "kubectl",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/reader",
+        "{\"apiVersion\": \"rbac.authorization.k8s.io/v1\", \"kind\": \"ClusterRole\", \"metadata\": {\"name\": \"reader\"}, \"rules\": []}",
+    );
+    let stream = env.stream(
+        "role.yaml",
+        "---\n# Source: k3/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules: []\n",
+    );
+    let (code, out, err) = apply(&env, "k3", &stream, &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("ClusterRole/reader: not managed by Helm")
+            && !err.contains("ClusterRole/reader (namespace"),
+        "{err}"
+    );
+}
