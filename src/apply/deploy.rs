@@ -320,10 +320,18 @@ impl Runner {
     /// `Kind/name`, with the namespace only when the type is namespaced (once resolved): a
     /// cluster-scoped object has none, whatever its template says.
     pub(super) fn label(&self, item: &Item) -> String {
+        match self.scoped_namespace(item) {
+            None => format!("{}/{}", item.kind, item.name),
+            Some(_) => item.label(),
+        }
+    }
+
+    /// The item's namespace, unless its type is resolved and cluster-scoped.
+    pub(super) fn scoped_namespace(&self, item: &Item) -> Option<String> {
         let key = (item.api_version.clone(), item.kind.clone());
         match lock(&self.kinds).get(&key) {
-            Some(kind) if !kind.namespaced => format!("{}/{}", item.kind, item.name),
-            _ => item.label(),
+            Some(kind) if !kind.namespaced => None,
+            _ => item.namespace.clone(),
         }
     }
 

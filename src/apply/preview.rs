@@ -105,12 +105,14 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn new(section: &str, item: &Item, action: Action) -> Self {
+    /// An entry for `item`, once `runner` has resolved its type (a cluster-scoped object has
+    /// no namespace).
+    fn new(section: &str, item: &Item, action: Action, runner: &Runner) -> Self {
         Self {
             section: section.to_owned(),
             api_version: item.api_version.clone(),
             kind: item.kind.clone(),
-            namespace: item.namespace.clone(),
+            namespace: runner.scoped_namespace(item),
             name: item.name.clone(),
             action,
         }
@@ -167,6 +169,7 @@ pub(super) async fn preview(
             "crds",
             &record.items[i],
             object(runner, record, i, take_ownership).await?,
+            runner,
         ));
     }
     hooks(runner, record, pre, take_ownership, &mut entries).await?;
@@ -176,6 +179,7 @@ pub(super) async fn preview(
                 &step.label,
                 &record.items[i],
                 object(runner, record, i, take_ownership).await?,
+                runner,
             ));
         }
     }
@@ -194,7 +198,7 @@ pub(super) async fn preview(
                     Decision::Kept => Action::Kept,
                     Decision::Foreign(owner) => Action::LeftInPlace(owner.to_string()),
                 };
-                entries.push(Entry::new("prune", item, action));
+                entries.push(Entry::new("prune", item, action, runner));
             }
         }
     }
@@ -230,7 +234,7 @@ async fn hooks(
         if recreated && matches!(action, Action::Update(_) | Action::Unchanged) {
             action = Action::Recreate;
         }
-        entries.push(Entry::new(&section, item, action));
+        entries.push(Entry::new(&section, item, action, runner));
     }
     Ok(())
 }

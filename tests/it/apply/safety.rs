@@ -264,4 +264,22 @@ fn a_foreign_cluster_scoped_object_is_named_without_a_namespace() {
             && !err.contains("ClusterRole/reader (namespace"),
         "{err}"
     );
+    // The preview names it so too, and its JSON gives it no namespace.
+    let (_, out, err) = apply(&env, "k3", &stream, &["--dry-run", "--diff"]);
+    assert!(
+        out.contains("ClusterRole/reader") && !out.contains("ClusterRole/reader (namespace"),
+        "{out}\n{err}"
+    );
+    let (_, out, err) = apply(
+        &env,
+        "k3",
+        &stream,
+        &["--dry-run", "--diff", "--progress", "json"],
+    );
+    let entry: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|v: &serde_json::Value| v["resource"]["kind"] == "ClusterRole")
+        .unwrap_or_else(|| panic!("{out}\n{err}"));
+    assert_eq!(entry["resource"]["namespace"], serde_json::Value::Null);
 }
