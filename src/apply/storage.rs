@@ -96,6 +96,14 @@ pub fn key(name: &str, revision: u32) -> String {
 /// Helm's encoding of a release: base64 of the gzipped JSON (`encodeRelease`).
 pub fn encode(release: &Value) -> Result<String, String> {
     let json = serde_json::to_vec(release).map_err(|e| format!("encoding the release: {e}"))?;
+    if json.len() > MAX_EXPANDED_BYTES {
+        // It would be stored, but not read back (see `decode`).
+        return Err(format!(
+            "the release is {} bytes of JSON, more than the {} MiB a stored release may expand to; nothing was applied. Render less into the release",
+            json.len(),
+            MAX_EXPANDED_BYTES >> 20
+        ));
+    }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&json)
         .and_then(|()| gz.finish())
@@ -501,6 +509,13 @@ mod tests {
             left -= n;
         }
         base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("compresses"))
+    }
+
+    #[test]
+    fn a_release_that_could_not_be_read_back_is_not_encoded() {
+        let release = json!({"name": "huge", "manifest": " ".repeat(MAX_EXPANDED_BYTES)});
+        let e = encode(&release).expect_err("too large");
+        assert!(e.contains("more than the 64 MiB"), "{e}");
     }
 
     #[test]
