@@ -361,3 +361,21 @@ fn stored_revisions_with_unsendable_names_are_refused_before_any_change() {
         env.requests()
     );
 }
+
+/// An unreadable revision in a release's own history is named and stepped over: the upgrade
+/// runs and its revision follows the unreadable one instead of colliding with it.
+#[test]
+fn an_upgrade_steps_over_an_unreadable_revision() {
+    let env = start("");
+    let (code, _, err) = env.apply("shop.yaml", &[]);
+    assert_eq!(code, 0, "{err}");
+    release_secret(&env, "default", "shop", 2, Some(&gzipped(b"{not json")));
+    let (code, out, err) = env.apply("shop.yaml", &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("warning: skipped the unreadable release record Secret default/sh.helm.release.v1.shop.v2: not a release"),
+        "{err}"
+    );
+    assert!(out.contains("revision 3, status deployed"), "{out}");
+    assert!(env.release_secret(3).is_some());
+}
