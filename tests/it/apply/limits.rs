@@ -69,18 +69,6 @@ fn gzipped(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("compresses"))
 }
 
-/// A release text that expands to `bytes` of JSON whitespace: a gzip bomb.
-fn bomb(bytes: usize) -> String {
-    use base64::Engine as _;
-    use std::io::Write as _;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let chunk = vec![b' '; 1 << 20];
-    for _ in 0..bytes >> 20 {
-        gz.write_all(&chunk).expect("compresses");
-    }
-    base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("compresses"))
-}
-
 /// Stores a release Secret as another client would: `text` is the release text (a Secret's
 /// data is its base64); `None` stores no `release` key.
 fn release_secret(env: &Env, namespace: &str, release: &str, revision: u32, text: Option<&str>) {
@@ -139,7 +127,7 @@ fn a_corrupt_release_record_is_a_warning_never_the_end_of_a_listing() {
             "not a release",
         ),
         ("nodata", None, "no release data"),
-        ("bomb", Some(bomb(65 << 20)), "expands to more than 64 MiB"),
+        ("bomb", Some(quick_bomb(65)), "expands to more than 64 MiB"),
     ];
     for (name, text, _) in &unreadable {
         release_secret(&env, "kube-system", name, 1, text.as_deref());
@@ -378,4 +366,95 @@ fn an_upgrade_steps_over_an_unreadable_revision() {
     );
     assert!(out.contains("revision 3, status deployed"), "{out}");
     assert!(env.release_secret(3).is_some());
+}
+
+/// A gzip stream that expands to `mib` MiB of spaces, built in a moment whatever its size:
+/// after a full flush the compressor starts afresh, so every further MiB compresses to the
+/// same bytes, which are repeated. The trailer's checksum is not computed (a reader that
+/// stops at its bound never reaches it; one that does not has already spent the memory).
+fn quick_bomb(mib: usize) -> String {
+    use base64::Engine as _;
+    let chunk = vec![b' '; 1 << 20];
+    let mut deflate = flate2::Compress::new(flate2::Compression::best(), false);
+    let mut block = |input: &[u8], flush| {
+        let mut out = Vec::with_capacity(64 << 10);
+        deflate
+            .compress_vec(input, &mut out, flush)
+            .expect("compresses");
+        out
+    };
+    let first = block(&chunk, flate2::FlushCompress::Full);
+    let next = block(&chunk, flate2::FlushCompress::Full);
+    let end = block(&[], flate2::FlushCompress::Finish);
+    let mut gz = vec![0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff];
+    gz.extend_from_slice(&first);
+    for _ in 1..mib {
+        gz.extend_from_slice(&next);
+    }
+    gz.extend_from_slice(&end);
+    gz.extend_from_slice(&[0; 4]);
+    gz.extend_from_slice(
+        &u32::try_from((mib << 20) & 0xffff_ffff)
+            .unwrap_or(0)
+            .to_le_bytes(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(gz)
+}
+
+/// Three release Secrets that would expand to 512 MiB each (about 0.7 MB stored, as an
+/// object may be): `list -A` skips each with a warning and lists the rest, and (where GNU
+/// time can measure it) its peak memory stays under an explicit cap: without the bound it
+/// reached about 600 MB, with it about 100 MB.
+#[test]
+fn release_bombs_are_skipped_within_a_memory_cap() {
+    const CAP_KIB: u64 = 256 * 1024;
+    let env = start("");
+    let (code, _, err) = env.apply("shop.yaml", &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = quick_bomb(512);
+    assert!(text.len() < 1 << 20, "{} bytes", text.len());
+    let spots = ["kube-system", "kube-public", "default"];
+    for (i, ns) in spots.iter().enumerate() {
+        release_secret(&env, ns, &format!("bomb{i}"), 1, Some(&text));
+    }
+    let gnu_time = std::path::Path::new("/usr/bin/time");
+    let mut cmd = if gnu_time.exists() {
+        let mut cmd = chartseq();
+        let program = cmd.get_program().to_owned();
+        let mut timed = std::process::Command::new(gnu_time);
+        timed
+            .current_dir(crate::root())
+            .arg("-f")
+            .arg("peak-kib %M")
+            .arg(program);
+        for (key, value) in cmd.get_envs() {
+            match value {
+                Some(v) => timed.env(key, v),
+                None => timed.env_remove(key),
+            };
+        }
+        cmd = timed;
+        cmd
+    } else {
+        chartseq()
+    };
+    cmd.args(["list", "-A", "--kubeconfig"])
+        .arg(&env.server.kubeconfig);
+    let (code, out, err) = run(&mut cmd);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.lines().any(|l| l.starts_with("shop\t")), "{out}");
+    for (i, ns) in spots.iter().enumerate() {
+        assert!(
+            err.contains(&format!(
+                "Secret {ns}/sh.helm.release.v1.bomb{i}.v1: expands to more than 64 MiB"
+            )),
+            "{err}"
+        );
+    }
+    if let Some(kib) = err
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kib ")?.trim().parse::<u64>().ok())
+    {
+        assert!(kib < CAP_KIB, "peak resident memory {kib} KiB");
+    }
 }
