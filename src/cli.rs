@@ -143,10 +143,10 @@ pub struct LintArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The release timeout the plan must fit in (CS503), as for helm.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = commands::lint::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     pub timeout: Duration,
     /// The bound on each readiness wait (CS503); must not exceed --timeout.
-    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = commands::lint::parse_duration)]
+    #[arg(long = "readiness-timeout", value_name = "DURATION", default_value = "1m", value_parser = crate::duration::parse_duration)]
     pub readiness_timeout: Duration,
     /// Colour the human output.
     #[arg(long, value_enum, default_value = "auto")]
@@ -332,11 +332,11 @@ pub struct ConnectionArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// Time the whole operation may take (Go duration: 5m, 90s).
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::apply::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     pub timeout: Duration,
     /// Time each readiness wait may take, at most --timeout (default: 1m, or --timeout when
     /// shorter).
-    #[arg(long = "readiness-timeout", value_name = "DURATION", value_parser = crate::apply::parse_duration)]
+    #[arg(long = "readiness-timeout", value_name = "DURATION", value_parser = crate::duration::parse_duration)]
     pub readiness_timeout: Option<Duration>,
     /// Wait for Jobs to complete (otherwise a started Job counts as ready).
     #[arg(long = "wait-for-jobs")]
@@ -383,8 +383,15 @@ impl ConnectionArgs {
             (None, Some(o)) => matches!(o, OutputArg::Json),
             (None, None) => false,
         };
+        let namespace = namespace.unwrap_or("default");
+        if let Some(why) = crate::apply::names::check_namespace(namespace) {
+            return Err(crate::error::Error::new(format!(
+                "invalid namespace {namespace:?}: {why}"
+            ))
+            .into());
+        }
         Ok(commands::apply::ClusterSettings {
-            namespace: namespace.unwrap_or("default").to_owned(),
+            namespace: namespace.to_owned(),
             connection: self.connection(),
             timeout: wait.map_or(Duration::from_secs(300), |w| w.timeout),
             readiness_timeout: wait.and_then(|w| w.readiness_timeout),

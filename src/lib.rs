@@ -10,6 +10,7 @@ pub mod apply;
 pub mod cli;
 pub mod commands;
 pub mod diff;
+pub mod duration;
 pub mod error;
 pub mod lint;
 pub mod migrate;

@@ -18,6 +18,8 @@ use kube::api::{
     Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchParams,
 };
 use kube::core::{ApiResource, WatchEvent};
+
+use super::names;
 use serde_json::Value;
 
 /// The field manager of every apply: Helm's own (`helm`, the name it runs under), so that
@@ -361,12 +363,18 @@ impl KubeCluster {
         })
     }
 
-    fn api(&self, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+    /// The requests' URL for a type and namespace. kube-rs puts the namespace and the names
+    /// into the path as they are: each goes through [`names`] first, so that no text reaches
+    /// a path unchecked (a `/`, `..` or `?` would address another object).
+    fn api(&self, kind: &Kind, namespace: Option<&str>) -> Result<Api<DynamicObject>> {
         let ar = kind.api_resource();
-        match (kind.namespaced, namespace) {
-            (true, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &ar),
+        Ok(match (kind.namespaced, namespace) {
+            (true, Some(ns)) => {
+                let ns = names::namespace_segment(ns).map_err(ClusterError::other)?;
+                Api::namespaced_with(self.client.clone(), ns, &ar)
+            }
             _ => Api::all_with(self.client.clone(), &ar),
-        }
+        })
     }
 
     async fn group_version(&self, api_version: &str, refresh: bool) -> Result<Arc<Vec<Kind>>> {
@@ -374,6 +382,9 @@ impl KubeCluster {
             if let Some(found) = self.lock().get(api_version) {
                 return Ok(found.clone());
             }
+        }
+        if let Some(why) = names::check_api_version(api_version) {
+            return Err(ClusterError::other(why));
         }
         let list = retry(|| async {
             if api_version.contains('/') {
@@ -414,6 +425,11 @@ impl KubeCluster {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// A name as a URL path segment (see [`names::segment`]).
+fn name_segment(name: &str) -> Result<std::borrow::Cow<'_, str>> {
+    names::segment(name).map_err(ClusterError::other)
 }
 
 /// An object to send whole (create, replace).
@@ -521,14 +537,15 @@ impl Cluster for KubeCluster {
     ) -> BoxFuture<'a, Value> {
         Box::pin(async move {
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
-            let api = self.api(kind, namespace);
+            let name = name_segment(name)?;
+            let api = self.api(kind, namespace)?;
             let mut params = PatchParams::apply(FIELD_MANAGER);
             if options.force {
                 params = params.force();
             }
             params.dry_run = options.dry_run;
             retry(|| async {
-                api.patch(name, &params, &Patch::Apply(object))
+                api.patch(&name, &params, &Patch::Apply(object))
                     .await
                     .map_err(ClusterError::from)
             })
@@ -544,8 +561,9 @@ impl Cluster for KubeCluster {
         name: &'a str,
     ) -> BoxFuture<'a, Option<Value>> {
         Box::pin(async move {
-            let api = self.api(kind, namespace);
-            retry(|| async { api.get_opt(name).await.map_err(ClusterError::from) })
+            let api = self.api(kind, namespace)?;
+            let name = name_segment(name)?;
+            retry(|| async { api.get_opt(&name).await.map_err(ClusterError::from) })
                 .await
                 .map(|o| o.as_ref().map(to_json))
         })
@@ -558,7 +576,7 @@ impl Cluster for KubeCluster {
         object: &'a Value,
     ) -> BoxFuture<'a, Value> {
         Box::pin(async move {
-            let api = self.api(kind, namespace);
+            let api = self.api(kind, namespace)?;
             let object = dynamic(object)?;
             retry(|| async {
                 api.create(&PostParams::default(), &object)
@@ -578,10 +596,11 @@ impl Cluster for KubeCluster {
         object: &'a Value,
     ) -> BoxFuture<'a, Value> {
         Box::pin(async move {
-            let api = self.api(kind, namespace);
+            let api = self.api(kind, namespace)?;
+            let name = name_segment(name)?;
             let object = dynamic(object)?;
             retry(|| async {
-                api.replace(name, &PostParams::default(), &object)
+                api.replace(&name, &PostParams::default(), &object)
                     .await
                     .map_err(ClusterError::from)
             })
@@ -598,7 +617,8 @@ impl Cluster for KubeCluster {
         uid: Option<&'a str>,
     ) -> BoxFuture<'a, bool> {
         Box::pin(async move {
-            let api = self.api(kind, namespace);
+            let api = self.api(kind, namespace)?;
+            let name = name_segment(name)?;
             let mut params = DeleteParams::background();
             if let Some(uid) = uid {
                 params = params.preconditions(kube::api::Preconditions {
@@ -606,7 +626,7 @@ impl Cluster for KubeCluster {
                     resource_version: None,
                 });
             }
-            match retry(|| async { api.delete(name, &params).await.map_err(ClusterError::from) })
+            match retry(|| async { api.delete(&name, &params).await.map_err(ClusterError::from) })
                 .await
             {
                 Ok(_) => Ok(true),
@@ -623,7 +643,7 @@ impl Cluster for KubeCluster {
         labels: &'a str,
     ) -> BoxFuture<'a, (Vec<Value>, String)> {
         Box::pin(async move {
-            let api = self.api(kind, namespace);
+            let api = self.api(kind, namespace)?;
             let params = if labels.is_empty() {
                 ListParams::default()
             } else {
@@ -643,7 +663,7 @@ impl Cluster for KubeCluster {
         resource_version: &'a str,
     ) -> BoxFuture<'a, BoxStream<'static, Result<Change>>> {
         Box::pin(async move {
-            let api = self.api(kind, namespace);
+            let api = self.api(kind, namespace)?;
             let params = WatchParams::default().timeout(290);
             let stream = retry(|| async {
                 api.watch(&params, resource_version)

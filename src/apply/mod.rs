@@ -13,6 +13,7 @@ pub mod chart;
 pub mod cluster;
 pub mod deploy;
 pub mod judge;
+pub mod names;
 pub mod ownership;
 pub mod preview;
 pub mod release;
@@ -21,7 +22,6 @@ pub mod wait;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
@@ -67,12 +67,19 @@ impl Context {
         }
     }
 
-    /// Every revision of a release, oldest first.
-    async fn history(&self, namespace: &str, name: &str) -> Result<Vec<Record>, RunError> {
-        self.storage()
+    /// Every readable revision of a release, oldest first, and the number the next one
+    /// takes (after every stored one, readable or not). What cannot be read is named.
+    async fn history(&self, namespace: &str, name: &str) -> Result<(Vec<Record>, u32), RunError> {
+        let listing = self
+            .storage()
             .history(namespace, name)
             .await
-            .map_err(RunError::Storage)
+            .map_err(RunError::Storage)?;
+        for skipped in &listing.skipped {
+            self.note(format!("warning: {skipped}"));
+        }
+        let next = listing.next_revision(name);
+        Ok((listing.records, next))
     }
 
     /// Stores a new revision, making room first as `--history-max` asks.
@@ -139,6 +146,30 @@ fn since_deployed(history: &[Record]) -> &[Record] {
     &history[from..]
 }
 
+/// Refuses a revision whose objects' names or namespaces the API server would refuse (or
+/// that would address another object), before any request.
+fn check_names(record: &Record) -> Result<(), RunError> {
+    let problems = names::check_record(record);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(RunError::CannotRun(format!(
+        "release {} cannot be sent to the cluster; nothing was sent:\n  {}",
+        record.name,
+        problems.join("\n  ")
+    )))
+}
+
+/// Refuses a release namespace that is not a namespace name, before any request.
+fn check_release_namespace(namespace: &str) -> Result<(), RunError> {
+    match names::check_namespace(namespace) {
+        None => Ok(()),
+        Some(why) => Err(RunError::CannotRun(format!(
+            "invalid release namespace {namespace:?}: {why}"
+        ))),
+    }
+}
+
 /// The revision installed, or why the run failed (after recording it).
 pub type Outcome = Result<Record, RunError>;
 
@@ -160,7 +191,8 @@ fn failure_description(what: &str, name: &str, error: &RunError) -> String {
 /// Installs or upgrades: refuses what it may not write, records the revision (so nothing is
 /// ever untracked), runs it, prunes what left the chart, and records the outcome.
 pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
-    let history = ctx.history(&record.namespace, &record.name).await?;
+    check_names(&record)?;
+    let (history, next) = ctx.history(&record.namespace, &record.name).await?;
     let previous = history
         .iter()
         .rev()
@@ -171,7 +203,7 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     let upgrade = previous.is_some();
     // Where `--atomic` returns to if this run fails.
     let back_to = last_successful(&history).map(|r| r.revision);
-    record.revision = history.last().map_or(1, |r| r.revision + 1);
+    record.revision = next;
     if let Some(first) = history.first().and_then(|r| r.first_deployed.clone()) {
         record.first_deployed = Some(first);
     }
@@ -272,9 +304,10 @@ fn locked(history: &[Record]) -> Result<(), RunError> {
 /// What installing or upgrading with `record` would do to each object (`apply --dry-run
 /// --diff`): reads and server-side dry runs only; nothing is applied, deleted or recorded.
 pub async fn preview(ctx: &Context, mut record: Record) -> Result<preview::Preview, RunError> {
-    let history = ctx.history(&record.namespace, &record.name).await?;
+    check_names(&record)?;
+    let (history, next) = ctx.history(&record.namespace, &record.name).await?;
     locked(&history)?;
-    record.revision = history.last().map_or(1, |r| r.revision + 1);
+    record.revision = next;
     let runner = ctx.runner();
     preview::preview(&runner, &record, &history, ctx.settings.take_ownership).await
 }
@@ -409,10 +442,16 @@ fn last_successful(history: &[Record]) -> Option<&Record> {
 }
 
 async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u32) -> Outcome {
-    let history = ctx.history(namespace, name).await?;
+    check_release_namespace(namespace)?;
+    let (history, next) = ctx.history(namespace, name).await?;
+    // Every revision it may apply or prune from, before anything is changed.
+    for r in since_deployed(&history) {
+        check_names(r)?;
+    }
     let (current, target) = rollback_target(&history, name, namespace, revision)?;
+    check_names(target)?;
     let mut record = target.again(
-        current.revision + 1,
+        next,
         "pending-rollback",
         format!("Rollback to {}", target.revision),
     );
@@ -444,6 +483,7 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
             for old in ctx
                 .history(namespace, name)
                 .await?
+                .0
                 .into_iter()
                 .filter(|r| r.status == "deployed" && r.revision != record.revision)
             {
@@ -491,7 +531,11 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
 /// waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
 /// the release records. Only objects the release owns are deleted; `keep` ones stay.
 pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
-    let history = ctx.history(namespace, name).await?;
+    check_release_namespace(namespace)?;
+    let (history, _) = ctx.history(namespace, name).await?;
+    for r in since_deployed(&history) {
+        check_names(r)?;
+    }
     let Some(latest) = history.last().cloned() else {
         return Err(RunError::CannotRun(format!(
             "uninstall: release not loaded: {name} (namespace {namespace}): release: not found"
@@ -562,32 +606,36 @@ async fn uninstall_objects(
         .await
 }
 
-/// Every revision of a release, oldest first.
+/// Every readable revision of a release, oldest first, and the storage objects that could
+/// not be read.
 pub async fn history(
     cluster: &dyn Cluster,
     driver: Driver,
     namespace: &str,
     name: &str,
-) -> Result<Vec<Record>, storage::StorageError> {
+) -> Result<storage::Listing, storage::StorageError> {
     Storage { cluster, driver }.history(namespace, name).await
 }
 
-/// The latest revision of every release in a namespace (every namespace with `None`), by
-/// namespace then name.
+/// The latest readable revision of every release in a namespace (every namespace with
+/// `None`), by namespace then name, and the storage objects that could not be read.
 pub async fn releases(
     cluster: &dyn Cluster,
     driver: Driver,
     namespace: Option<&str>,
-) -> Result<Vec<Record>, storage::StorageError> {
+) -> Result<storage::Listing, storage::StorageError> {
     let all = Storage { cluster, driver }.all(namespace).await?;
     let mut latest: Vec<Record> = Vec::new();
-    for r in all {
+    for r in all.records {
         match latest.last_mut() {
             Some(l) if l.namespace == r.namespace && l.name == r.name => *l = r,
             _ => latest.push(r),
         }
     }
-    Ok(latest)
+    Ok(storage::Listing {
+        records: latest,
+        skipped: all.skipped,
+    })
 }
 
 /// Each recorded object's live readiness, judged as `apply` judges it: `ready`,
@@ -632,76 +680,4 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
         out.push(state);
     }
     out
-}
-
-/// A Go-style duration (`5m`, `1m30s`, `300ms`, `2h`).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "invalid duration {text:?}: expected a number and a unit (h, m, s, ms), e.g. 5m or 1m30s"
-        )
-    };
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let secs = match &rest[..unit_len] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_len..];
-        total += Duration::from_secs_f64(number * secs);
-    }
-    Ok(total)
-}
-
-/// A duration as Go prints it (`5m0s`, `1m0s`, `30s`, `1h0m0s`).
-#[must_use]
-pub fn go_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    let ms = d.subsec_millis();
-    let frac = if ms == 0 {
-        String::new()
-    } else {
-        format!(".{ms:03}").trim_end_matches('0').to_owned()
-    };
-    match (s / 3600, s % 3600 / 60, s % 60) {
-        (0, 0, sec) => format!("{sec}{frac}s"),
-        (0, m, sec) => format!("{m}m{sec}{frac}s"),
-        (h, m, sec) => format!("{h}h{m}m{sec}{frac}s"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_and_print_as_go_does() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert!(parse_duration("5").is_err());
-        assert!(parse_duration("5x").is_err());
-        assert_eq!(go_duration(Duration::from_secs(300)), "5m0s");
-        assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
-        assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
-        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
-    }
 }

@@ -128,27 +128,43 @@ pub struct Record {
     pub external: BTreeMap<usize, Vec<External>>,
 }
 
+/// What Helm's listings print for a revision that records no chart.
+pub const MISSING: &str = "MISSING";
+
 /// The `# Source:` line Helm puts before each document of a manifest.
 const SOURCE: &str = "# Source: ";
 
 impl Record {
-    /// `name-version` of the chart, as Helm prints it.
+    /// The chart's metadata, when the revision records one.
+    fn chart_metadata(&self) -> Option<&Map<String, Value>> {
+        self.helm.get("chart")?.get("metadata")?.as_object()
+    }
+
+    /// `name-version` of the chart, as Helm prints it; `MISSING` when the revision records
+    /// no chart (Helm's `formatChartName`).
     #[must_use]
     pub fn chart(&self) -> String {
-        let meta = &self.helm["chart"]["metadata"];
-        match (meta["name"].as_str(), meta["version"].as_str()) {
+        let Some(meta) = self.chart_metadata() else {
+            return MISSING.to_owned();
+        };
+        let field = |key: &str| meta.get(key).and_then(Value::as_str);
+        match (field("name"), field("version")) {
             (Some(n), Some(v)) if !v.is_empty() => format!("{n}-{v}"),
             (Some(n), _) => n.to_owned(),
             _ => String::new(),
         }
     }
 
-    /// The chart's `appVersion`.
+    /// The chart's `appVersion`; `MISSING` without a chart (Helm's `formatAppVersion`).
     #[must_use]
     pub fn app_version(&self) -> &str {
-        self.helm["chart"]["metadata"]["appVersion"]
-            .as_str()
-            .unwrap_or_default()
+        match self.chart_metadata() {
+            None => MISSING,
+            Some(meta) => meta
+                .get("appVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        }
     }
 
     /// When the revision last changed state, for listings.

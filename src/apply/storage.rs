@@ -96,6 +96,14 @@ pub fn key(name: &str, revision: u32) -> String {
 /// Helm's encoding of a release: base64 of the gzipped JSON (`encodeRelease`).
 pub fn encode(release: &Value) -> Result<String, String> {
     let json = serde_json::to_vec(release).map_err(|e| format!("encoding the release: {e}"))?;
+    if json.len() > MAX_EXPANDED_BYTES {
+        // It would be stored, but not read back (see `decode`).
+        return Err(format!(
+            "the release is {} bytes of JSON, more than the {} MiB a stored release may expand to; nothing was applied. Render less into the release",
+            json.len(),
+            MAX_EXPANDED_BYTES >> 20
+        ));
+    }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&json)
         .and_then(|()| gz.finish())
@@ -103,22 +111,85 @@ pub fn encode(release: &Value) -> Result<String, String> {
         .map_err(|e| format!("compressing the release: {e}"))
 }
 
+/// The most a stored release may expand to when it is decompressed: 64 times what one
+/// storage object holds. Real releases compress about 10:1 and a release of thousands of
+/// near-identical templated objects about 130:1, so a release this large would be tens of
+/// thousands of objects; a gzip bomb (1000:1) stops here instead of filling memory.
+pub const MAX_EXPANDED_BYTES: usize = 64 * MAX_DATA_BYTES;
+
 /// Helm's decoding (`decodeRelease`): base64, then gunzip when the gzip magic is there
-/// (releases stored before compression are plain JSON).
+/// (releases stored before compression are plain JSON). Decompression stops at
+/// [`MAX_EXPANDED_BYTES`].
 pub fn decode(text: &str) -> Result<Map<String, Value>, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
         .map_err(|e| format!("not base64: {e}"))?;
     let json = if bytes.starts_with(&[0x1f, 0x8b, 0x08]) {
         let mut out = Vec::new();
+        let limit = u64::try_from(MAX_EXPANDED_BYTES).unwrap_or(u64::MAX);
         flate2::read::GzDecoder::new(&bytes[..])
+            .take(limit + 1)
             .read_to_end(&mut out)
             .map_err(|e| format!("not gzip: {e}"))?;
+        if out.len() > MAX_EXPANDED_BYTES {
+            return Err(format!(
+                "expands to more than {} MiB, far more than any release (gzip bomb?)",
+                MAX_EXPANDED_BYTES >> 20
+            ));
+        }
         out
     } else {
         bytes
     };
     serde_json::from_slice(&json).map_err(|e| format!("not a release: {e}"))
+}
+
+/// A storage object that holds no readable release, left out of what was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// `Secret` or `ConfigMap`.
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "skipped the unreadable release record {} {}/{}: {}",
+            self.kind, self.namespace, self.name, self.reason
+        )
+    }
+}
+
+/// The revisions read, and the storage objects that could not be.
+#[derive(Clone, Debug, Default)]
+pub struct Listing {
+    pub records: Vec<Record>,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Listing {
+    /// The number of release `name`'s next revision: after every stored one, those that could
+    /// not be read included (their number is in their object's name), so that a new revision
+    /// never collides with an unreadable one.
+    #[must_use]
+    pub fn next_revision(&self, name: &str) -> u32 {
+        let prefix = format!("sh.helm.release.v1.{name}.v");
+        let unreadable = self
+            .skipped
+            .iter()
+            .filter_map(|s| s.name.strip_prefix(&prefix)?.parse::<u32>().ok());
+        self.records
+            .iter()
+            .filter(|r| r.name == name)
+            .map(|r| r.revision)
+            .chain(unreadable)
+            .max()
+            .map_or(1, |r| r.saturating_add(1))
+    }
 }
 
 /// Why a revision could not be stored or read.
@@ -299,67 +370,82 @@ impl Storage<'_> {
     }
 
     /// Every revision of a release, oldest first (Helm's `History`: `name=<n>,owner=helm`).
-    pub async fn history(&self, namespace: &str, name: &str) -> Result<Vec<Record>, StorageError> {
-        let mut records = self
+    pub async fn history(&self, namespace: &str, name: &str) -> Result<Listing, StorageError> {
+        let mut listing = self
             .read(Some(namespace), &format!("name={name},owner=helm"))
             .await?;
-        records.retain(|r| r.name == name);
-        records.sort_by_key(|r| r.revision);
-        Ok(records)
+        listing.records.retain(|r| r.name == name);
+        listing.records.sort_by_key(|r| r.revision);
+        Ok(listing)
     }
 
     /// Every revision of every release in a namespace (all namespaces with `None`), oldest
     /// first per release.
-    pub async fn all(&self, namespace: Option<&str>) -> Result<Vec<Record>, StorageError> {
-        let mut records = self.read(namespace, "owner=helm").await?;
-        records.sort_by(|a, b| {
+    pub async fn all(&self, namespace: Option<&str>) -> Result<Listing, StorageError> {
+        let mut listing = self.read(namespace, "owner=helm").await?;
+        listing.records.sort_by(|a, b| {
             (&a.namespace, &a.name, a.revision).cmp(&(&b.namespace, &b.name, b.revision))
         });
-        Ok(records)
+        Ok(listing)
     }
 
-    async fn read(
-        &self,
-        namespace: Option<&str>,
-        labels: &str,
-    ) -> Result<Vec<Record>, StorageError> {
+    /// Reads every storage object the labels select. One that holds no readable release
+    /// (not base64, not gzip, too large expanded, not a release) is skipped and named, as
+    /// Helm's drivers skip what they cannot decode: it never hides the others.
+    async fn read(&self, namespace: Option<&str>, labels: &str) -> Result<Listing, StorageError> {
         let (objects, _) = self
             .cluster
             .list(&self.driver.kind(), namespace, labels)
             .await?;
-        let mut records = Vec::with_capacity(objects.len());
+        let mut listing = Listing {
+            records: Vec::with_capacity(objects.len()),
+            skipped: Vec::new(),
+        };
         for object in objects {
-            let name = object["metadata"]["name"].as_str().unwrap_or_default();
-            let text = match self.driver {
-                Driver::Secret => object["data"]["release"]
-                    .as_str()
-                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
-                    .and_then(|b| String::from_utf8(b).ok()),
-                Driver::ConfigMap => object["data"]["release"].as_str().map(str::to_owned),
-            };
-            let release = text
-                .ok_or_else(|| "no release data".to_owned())
-                .and_then(|t| decode(&t))
-                .and_then(|json| {
-                    let labels: BTreeMap<String, String> = object["metadata"]["labels"]
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .filter(|(k, _)| !SYSTEM_LABELS.contains(&k.as_str()))
-                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                        .collect();
-                    Record::from_json(json, labels)
-                })
-                .map_err(|e| {
-                    StorageError::Cluster(ClusterError::other(format!(
-                        "release record {name} ({} in namespace {}): {e}",
-                        self.driver.object_kind(),
-                        object["metadata"]["namespace"].as_str().unwrap_or_default()
-                    )))
-                })?;
-            records.push(release);
+            match self.record(&object) {
+                Ok(record) => listing.records.push(record),
+                Err(reason) => {
+                    let meta = |key: &str| {
+                        object["metadata"][key]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    listing.skipped.push(Skipped {
+                        kind: self.driver.object_kind(),
+                        namespace: meta("namespace"),
+                        name: meta("name"),
+                        reason,
+                    });
+                }
+            }
         }
-        Ok(records)
+        Ok(listing)
+    }
+
+    /// The release one storage object holds.
+    fn record(&self, object: &Value) -> Result<Record, String> {
+        let data = object["data"]["release"]
+            .as_str()
+            .ok_or_else(|| "no release data".to_owned())?;
+        let text = match self.driver {
+            Driver::Secret => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .map_err(|e| format!("the Secret's data is not base64: {e}"))?;
+                String::from_utf8(bytes).map_err(|_| "not base64: not text".to_owned())?
+            }
+            Driver::ConfigMap => data.to_owned(),
+        };
+        let json = decode(&text)?;
+        let labels: BTreeMap<String, String> = object["metadata"]["labels"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !SYSTEM_LABELS.contains(&k.as_str()))
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect();
+        Record::from_json(json, labels)
     }
 
     /// Deletes the oldest revisions until `keep` remain, never the last deployed one (Helm's
@@ -410,6 +496,54 @@ mod tests {
         let plain = base64::engine::general_purpose::STANDARD.encode(release.to_string());
         assert_eq!(Value::Object(decode(&plain).expect("decodes")), release);
         assert!(decode("%%%").is_err());
+    }
+
+    /// Base64 of gzip of `bytes` spaces (valid JSON whitespace), written a chunk at a time.
+    fn bomb(bytes: usize) -> String {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let chunk = vec![b' '; 1 << 20];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            gz.write_all(&chunk[..n]).expect("compresses");
+            left -= n;
+        }
+        base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("compresses"))
+    }
+
+    #[test]
+    fn a_release_that_could_not_be_read_back_is_not_encoded() {
+        let release = json!({"name": "huge", "manifest": " ".repeat(MAX_EXPANDED_BYTES)});
+        let e = encode(&release).expect_err("too large");
+        assert!(e.contains("more than the 64 MiB"), "{e}");
+    }
+
+    #[test]
+    fn decompression_stops_at_the_bound() {
+        let text = bomb(MAX_EXPANDED_BYTES + (1 << 20));
+        let e = decode(&text).expect_err("a bomb is refused");
+        assert!(e.contains("expands to more than 64 MiB"), "{e}");
+        // Just within the bound: read (and found to be no release).
+        let e = decode(&bomb(1 << 20)).expect_err("not a release");
+        assert!(e.contains("not a release"), "{e}");
+    }
+
+    #[test]
+    fn a_new_revision_follows_unreadable_ones_too() {
+        let skipped = |name: &str| Skipped {
+            kind: "Secret",
+            namespace: "default".into(),
+            name: name.into(),
+            reason: "not base64".into(),
+        };
+        let mut listing = Listing::default();
+        assert_eq!(listing.next_revision("shop"), 1);
+        listing.skipped.push(skipped("sh.helm.release.v1.shop.v4"));
+        listing
+            .skipped
+            .push(skipped("sh.helm.release.v1.shop-two.v9"));
+        listing.skipped.push(skipped("sh.helm.release.v1.shop.vX"));
+        assert_eq!(listing.next_revision("shop"), 5);
     }
 
     #[test]

@@ -18,9 +18,10 @@ use super::{Failure, Outcome};
 use crate::apply::cluster::{Cluster, Connection, KubeCluster};
 use crate::apply::deploy::{Event, Report, RunError, RunSettings, StepResult};
 use crate::apply::release::Record;
-use crate::apply::storage::Driver;
+use crate::apply::storage::{Driver, Skipped};
 use crate::apply::wait::human;
-use crate::apply::{self, Context, go_duration, judge};
+use crate::apply::{self, Context, judge};
+use crate::duration::go_duration;
 use crate::error::Error;
 use crate::model::{self, Input, InputTarget};
 use crate::plan;
@@ -580,6 +581,7 @@ pub fn apply(
             return Ok(Outcome::Findings);
         }
     };
+    check_names(&model, &cs.namespace)?;
     let mut record =
         apply::release::record_from_plan(&model, &plan, &settings.release, &cs.namespace)
             .map_err(Error::new)?;
@@ -619,6 +621,39 @@ pub fn apply(
         "applied"
     };
     report(result, &renderer, verb, out, err)
+}
+
+/// Refuses names and namespaces the API server would refuse (or that would address another
+/// object) before anything is sent, each with its template and rendered location.
+fn check_names(model: &model::Model, namespace: &str) -> Result<(), Failure> {
+    let mut problems = Vec::new();
+    if let Some(why) = apply::names::check_namespace(namespace) {
+        problems.push(format!("invalid release namespace {namespace:?}: {why}"));
+    }
+    for (doc, d) in model.documents.iter().enumerate() {
+        let Some(r) = model.resource(doc) else {
+            continue;
+        };
+        let at = plan::output::position(model, r.kind_loc);
+        let place = match &d.source_path {
+            Some(source) => format!("from {source}, at {at}"),
+            None => format!("at {at}"),
+        };
+        problems.extend(apply::names::check_object(
+            &r.api_version,
+            &r.id.kind,
+            Some(r.id.namespace.as_deref().unwrap_or(namespace)),
+            &r.id.name,
+            &place,
+        ));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::Tool(Error::new(format!(
+        "the API server would refuse these names; nothing was sent:\n  {}",
+        problems.join("\n  ")
+    ))))
 }
 
 /// `apply --dry-run --diff`: each object's fate from reads and server-side dry runs, as text
@@ -770,13 +805,26 @@ fn run_release_op(
 /// A connection and a release's recorded revisions.
 type Recorded = (tokio::runtime::Runtime, Arc<dyn Cluster>, Vec<Record>);
 
-/// Connects and reads a release's recorded revisions (oldest first); none is an error.
-fn recorded(settings: &ReleaseSettings) -> Result<Recorded, Failure> {
+/// Writes a warning for each storage object that could not be read.
+fn warn_skipped(err: &mut dyn Write, skipped: &[Skipped]) -> std::io::Result<()> {
+    for s in skipped {
+        writeln!(
+            err,
+            "chartseq: warning: {}",
+            crate::report::safe::terminal_safe(&s.to_string())
+        )?;
+    }
+    Ok(())
+}
+
+/// Connects and reads a release's recorded revisions (oldest first), warning about those
+/// that cannot be read; none is an error.
+fn recorded(settings: &ReleaseSettings, err: &mut dyn Write) -> Result<Recorded, Failure> {
     validate_release_name(&settings.release)?;
     let cs = &settings.cluster;
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;
-    let records = rt
+    let listing = rt
         .block_on(apply::history(
             cluster.as_ref(),
             cs.driver,
@@ -784,6 +832,8 @@ fn recorded(settings: &ReleaseSettings) -> Result<Recorded, Failure> {
             &settings.release,
         ))
         .map_err(|e| Error::new(e.to_string()))?;
+    warn_skipped(err, &listing.skipped)?;
+    let records = listing.records;
     if records.is_empty() {
         return Err(Error::new(format!(
             "release: not found: {} (namespace {})",
@@ -797,6 +847,10 @@ fn recorded(settings: &ReleaseSettings) -> Result<Recorded, Failure> {
 /// A stored Go timestamp as `helm list` prints it (`2006-01-02 15:04:05.999999999 +0000
 /// UTC`); anything else as stored.
 fn helm_time(rfc3339: &str) -> String {
+    if rfc3339.is_empty() {
+        // Helm prints a zero time so.
+        return "-".to_owned();
+    }
     match rfc3339.strip_suffix('Z') {
         Some(t) if t.len() >= 19 => format!("{} +0000 UTC", t.replacen('T', " ", 1)),
         _ => rfc3339.to_owned(),
@@ -808,9 +862,9 @@ fn helm_time(rfc3339: &str) -> String {
 pub fn history(
     settings: &ReleaseSettings,
     out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    let (_, _, records) = recorded(settings)?;
+    let (_, _, records) = recorded(settings, err)?;
     if settings.cluster.progress == Progress::Json {
         for r in &records {
             writeln!(
@@ -860,9 +914,9 @@ pub fn history(
 pub fn status(
     settings: &ReleaseSettings,
     out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    let (rt, cluster, records) = recorded(settings)?;
+    let (rt, cluster, records) = recorded(settings, err)?;
     let Some(r) = records.last() else {
         unreachable!("recorded() refuses a release without revisions")
     };
@@ -968,15 +1022,17 @@ fn write_report(out: &mut dyn Write, report: &Report) -> std::io::Result<()> {
 pub fn list(
     settings: &ListSettings,
     out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     let cs = &settings.cluster;
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;
     let namespace = (!settings.all_namespaces).then_some(cs.namespace.as_str());
-    let releases = rt
+    let listing = rt
         .block_on(apply::releases(cluster.as_ref(), cs.driver, namespace))
         .map_err(|e| Error::new(e.to_string()))?;
+    warn_skipped(err, &listing.skipped)?;
+    let releases = listing.records;
     if cs.progress == Progress::Json {
         let list: Vec<_> = releases
             .iter()

@@ -57,45 +57,6 @@ pub struct LintOptions {
 /// The value sets a chart's matrix renders at most, unless `--values-matrix-max` says.
 pub const VALUES_MATRIX_MAX: usize = 32;
 
-/// Parses a duration the way Helm writes them: `5m`, `90s`, `1m30s`, `1h`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("`{text}` is not a duration (like 5m, 90s or 1m30s)");
-    let mut total = 0u64;
-    let mut number = String::new();
-    let mut any = false;
-    let mut chars = text.trim().chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() {
-            number.push(c);
-            continue;
-        }
-        let unit = match c {
-            'h' => 3600,
-            'm' if chars.peek() == Some(&'s') => {
-                chars.next();
-                0
-            }
-            'm' => 60,
-            's' => 1,
-            _ => return Err(bad()),
-        };
-        let n: u64 = number.parse().map_err(|_| bad())?;
-        total = total.saturating_add(n.saturating_mul(unit));
-        number.clear();
-        any = true;
-    }
-    if !number.is_empty() {
-        // A bare number is seconds.
-        total = total.saturating_add(number.parse::<u64>().map_err(|_| bad())?);
-        any = true;
-    }
-    if any {
-        Ok(Duration::from_secs(total))
-    } else {
-        Err(bad())
-    }
-}
-
 /// Renders a tool failure through miette, with a source snippet when there is one.
 fn fatal(
     err: &mut dyn Write,
@@ -629,19 +590,4 @@ pub fn rules(json: bool, out: &mut dyn Write) -> Result<Outcome, Failure> {
         }
     }
     Ok(Outcome::Clean)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_like_helm() {
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
-        assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("").is_err());
-    }
 }

@@ -12,6 +12,7 @@ mod failures;
 mod helm;
 mod helm_parity;
 mod kubectl;
+mod limits;
 mod order;
 mod plugin;
 mod preview;

@@ -333,3 +333,44 @@ fn a_rollback_refuses_a_foreign_object_unless_told_to_take_it_over() {
         "shop"
     );
 }
+
+/// A cluster-scoped object is named without a namespace in the ownership refusal, whatever
+/// namespace its release has.
+#[test]
+fn a_foreign_cluster_scoped_object_is_named_without_a_namespace() {
+    let env = start("");
+    env.create_as(
+        "kubectl",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/reader",
+        "{\"apiVersion\": \"rbac.authorization.k8s.io/v1\", \"kind\": \"ClusterRole\", \"metadata\": {\"name\": \"reader\"}, \"rules\": []}",
+    );
+    let stream = env.stream(
+        "role.yaml",
+        "---\n# Source: k3/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules: []\n",
+    );
+    let (code, out, err) = apply(&env, "k3", &stream, &[]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("ClusterRole/reader: not managed by Helm")
+            && !err.contains("ClusterRole/reader (namespace"),
+        "{err}"
+    );
+    // The preview names it so too, and its JSON gives it no namespace.
+    let (_, out, err) = apply(&env, "k3", &stream, &["--dry-run", "--diff"]);
+    assert!(
+        out.contains("ClusterRole/reader") && !out.contains("ClusterRole/reader (namespace"),
+        "{out}\n{err}"
+    );
+    let (_, out, err) = apply(
+        &env,
+        "k3",
+        &stream,
+        &["--dry-run", "--diff", "--progress", "json"],
+    );
+    let entry: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|v: &serde_json::Value| v["resource"]["kind"] == "ClusterRole")
+        .unwrap_or_else(|| panic!("{out}\n{err}"));
+    assert_eq!(entry["resource"]["namespace"], serde_json::Value::Null);
+}
