@@ -19,6 +19,7 @@ mod hostile;
 mod integrations;
 mod lint;
 mod matrix;
+mod memory;
 mod migrate;
 mod parity;
 mod paths;
