@@ -40,7 +40,7 @@ fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) 
     if total > ROWS {
         let _ = writeln!(
             md,
-            "\n… and {} more (`--format json` lists every one).",
+            "\n… and {} more (`--format json` lists them, orders up to a cap with their counts).",
             total - ROWS
         );
     }
