@@ -16,6 +16,7 @@
 pub mod output;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use crate::lint::{Finding, Report, ResourceRef};
 use crate::model::{DocId, Model, ResourceId};
@@ -115,12 +116,18 @@ pub struct Moved {
 /// Ordering constraints that changed: every resource of `before` is complete before every
 /// resource of `after` starts in one plan and not in the other. The places are those of the
 /// plan that has the order (the new one for a gained order, the old one for a lost order).
+///
+/// `before` and `after` are each a *cell*: the resources that share both their old and their
+/// new step. A cell takes part in many changes, so its list is shared, never copied, and
+/// `before_cell` / `after_cell` name it (the same number for the same cell across changes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OrderChange {
-    pub before: Vec<ResourceRef>,
-    pub after: Vec<ResourceRef>,
+    pub before: Arc<[ResourceRef]>,
+    pub after: Arc<[ResourceRef]>,
     pub before_place: Place,
     pub after_place: Place,
+    pub before_cell: usize,
+    pub after_cell: usize,
 }
 
 impl OrderChange {
@@ -499,17 +506,25 @@ fn order_changes(a: &Side, b: &Side) -> (Vec<OrderChange>, Vec<OrderChange>) {
     // unsettled ones (none at all when the graphs are the same); otherwise every cell.
     let dirty = bijection(a, b, &cells).map(|to_new| unsettled(a, b, &to_new));
     let all: Vec<(&(usize, usize), &Vec<&ResourceId>)> = cells.iter().collect();
-    let refs = |side: &Side, ids: &[&ResourceId]| -> Vec<ResourceRef> {
-        ids.iter()
-            .filter_map(|id| side.resources.get(*id).map(|e| e.resource.clone()))
-            .collect()
+    // Each cell's resources, made once when a change first names the cell.
+    let mut shared: Vec<Option<Arc<[ResourceRef]>>> = vec![None; all.len()];
+    let mut refs = |cell: usize| -> Arc<[ResourceRef]> {
+        shared[cell]
+            .get_or_insert_with(|| {
+                all[cell]
+                    .1
+                    .iter()
+                    .filter_map(|id| b.resources.get(*id).map(|e| e.resource.clone()))
+                    .collect()
+            })
+            .clone()
     };
-    for &(&(old_y, new_y), ys) in &all {
+    for (y, &(&(old_y, new_y), _)) in all.iter().enumerate() {
         if dirty.as_ref().is_some_and(|d| !d[old_y]) {
             continue;
         }
-        for &(&(old_x, new_x), xs) in &all {
-            if (old_x, new_x) == (old_y, new_y) {
+        for (x, &(&(old_x, new_x), _)) in all.iter().enumerate() {
+            if x == y {
                 continue;
             }
             let was = a.graph.before(old_x, old_y);
@@ -523,10 +538,12 @@ fn order_changes(a: &Side, b: &Side) -> (Vec<OrderChange>, Vec<OrderChange>) {
                 (a, old_x, old_y)
             };
             let change = OrderChange {
-                before: refs(b, xs),
-                after: refs(b, ys),
+                before: refs(x),
+                after: refs(y),
                 before_place: side.step_places[bx].clone(),
                 after_place: side.step_places[by].clone(),
+                before_cell: x,
+                after_cell: y,
             };
             if is {
                 gained.push(change);
@@ -614,6 +631,10 @@ mod tests {
         }
     }
 
+    fn name_of(resource: &serde_json::Value) -> String {
+        resource["name"].as_str().expect("a name").to_owned()
+    }
+
     fn closure(after: &[Vec<usize>]) -> Vec<Vec<bool>> {
         let n = after.len();
         let mut c = vec![vec![false; n]; n];
@@ -636,6 +657,7 @@ mod tests {
             seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             (seed >> 33) as usize % m
         };
+        let mut truncated = 0;
         for round in 0..40 {
             let n = 3 + round % 12;
             // One resource per step; every other round one more, in the first step of the old
@@ -702,6 +724,54 @@ mod tests {
             want_lost.sort();
             assert_eq!(pairs(&gained), want_gained, "{old:?} -> {new:?}");
             assert_eq!(pairs(&lost), want_lost, "{old:?} -> {new:?}");
+            // The counts the formats print, and the JSON's bounded description, agree with
+            // the closures too.
+            let diff = Diff {
+                gained,
+                lost,
+                ..Diff::default()
+            };
+            assert_eq!(diff.gained_pairs(), want_gained.len());
+            assert_eq!(diff.lost_pairs(), want_lost.len());
+            let cap = round % 4;
+            let mut json = Vec::new();
+            output::json::write_capped(&mut json, &diff, cap).expect("written");
+            let json: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
+            let order = &json["order"];
+            for (key, want) in [("gained", &want_gained), ("lost", &want_lost)] {
+                let listed: Vec<(String, String)> = order[key]
+                    .as_array()
+                    .expect("pairs")
+                    .iter()
+                    .map(|p| (name_of(&p["before"]), name_of(&p["after"])))
+                    .collect();
+                assert_eq!(listed.len(), want.len().min(cap), "{key}");
+                assert!(listed.iter().all(|p| want.contains(p)), "{key}");
+                if order["truncated"] != true {
+                    continue;
+                }
+                truncated += 1;
+                assert_eq!(order["pairs"][key], want.len(), "{key}");
+                let mut described = Vec::new();
+                for step in order["steps"][key].as_array().expect("steps") {
+                    let set = |i: &serde_json::Value| -> Vec<String> {
+                        let i = usize::try_from(i.as_u64().expect("index")).expect("small");
+                        let set = order["sets"][i].as_array().expect("set");
+                        set.iter().map(name_of).collect()
+                    };
+                    let (bs, as_) = (set(&step["before"]), set(&step["after"]));
+                    assert_eq!(step["pairs"], bs.len() * as_.len());
+                    for b in &bs {
+                        described.extend(as_.iter().map(|a| (b.clone(), a.clone())));
+                    }
+                }
+                described.sort();
+                assert_eq!(&described, want, "{key}");
+            }
         }
+        assert!(
+            truncated > 10,
+            "the cut description was checked {truncated} times"
+        );
     }
 }

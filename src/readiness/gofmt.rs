@@ -145,8 +145,10 @@ pub fn number_text(n: &serde_json::Number) -> String {
     }
 }
 
-/// Go's `json.Marshal` of a decoded JSON value: keys sorted, `<`, `>`, `&` escaped.
-pub fn write_json(out: &mut String, value: &Value) {
+/// Go's `json.Marshal` of a decoded JSON value: keys sorted, `<`, `>`, `&` escaped. Stops once
+/// `out` holds more than `cap` bytes, returning `false` (the text is then incomplete). It checks after every scalar, so it stops within one scalar of
+/// the cap however large the value is.
+pub fn write_json_capped(out: &mut String, value: &Value, cap: usize) -> bool {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -161,7 +163,9 @@ pub fn write_json(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(out, item);
+                if !write_json_capped(out, item, cap) {
+                    return false;
+                }
             }
             out.push(']');
         }
@@ -175,11 +179,14 @@ pub fn write_json(out: &mut String, value: &Value) {
                 }
                 write_json_string(out, k);
                 out.push(':');
-                write_json(out, v);
+                if !write_json_capped(out, v, cap) {
+                    return false;
+                }
             }
             out.push('}');
         }
     }
+    out.len() <= cap
 }
 
 /// A JSON string the way Go's encoder escapes it.
@@ -248,7 +255,7 @@ mod tests {
     fn json_matches_go() {
         let v: Value = serde_json::json!({"z": 1, "a": "<&>", "m": [1.5, null, true]});
         let mut out = String::new();
-        write_json(&mut out, &v);
+        assert!(write_json_capped(&mut out, &v, usize::MAX));
         assert_eq!(
             out,
             r#"{"a":"\u003c\u0026\u003e","m":[1.5,null,true],"z":1}"#

@@ -382,3 +382,85 @@ fn action_diff_mode_summarises_changed_charts_against_the_base_branch() {
         "{stdout}"
     );
 }
+
+/// 2,000 config maps, half of them moved into a new group: the group now comes before the
+/// other half, a million (before, after) pairs. Every format describes that within a memory
+/// cap, and the JSON lists the first pairs, the totals and one step-level change whose two
+/// resource sets are listed once: its size grows with the resources, not the pairs.
+#[test]
+fn a_million_order_pairs_stay_small_and_within_a_memory_cap() {
+    use std::fmt::Write as _;
+    const N: usize = 2000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut old, mut new) = (String::new(), String::new());
+    for i in 0..N {
+        let head = format!(
+            "---\n# Source: c/templates/cm{i}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:04}\n"
+        );
+        old.push_str(&head);
+        new.push_str(&head);
+        if i < N / 2 {
+            writeln!(new, "  annotations:\n    helm.sh/resource-group: moved").expect("write");
+        }
+    }
+    let (old_path, new_path) = (dir.path().join("old.yaml"), dir.path().join("new.yaml"));
+    std::fs::write(&old_path, old).expect("write");
+    std::fs::write(&new_path, new).expect("write");
+    let diff = |format: &str| {
+        let mut cmd = chartseq();
+        cmd.arg("diff")
+            .arg(&old_path)
+            .arg(&new_path)
+            .args(["--format", format]);
+        let (code, out, err) = run(&mut crate::memory::capped(&cmd, 512));
+        assert_eq!(code, 1, "{format}: exit {code}: {err}");
+        out
+    };
+    let json = diff("json");
+    assert!(
+        json.len() < N * 2048,
+        "{} bytes of JSON for {N} resources",
+        json.len()
+    );
+    let d: serde_json::Value = serde_json::from_str(&json).expect("diff JSON parses");
+    let order = &d["order"];
+    assert_eq!(order["gained"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(order["lost"], serde_json::json!([]));
+    assert_eq!(order["truncated"], true);
+    assert_eq!(
+        order["pairs"],
+        serde_json::json!({"gained": 1_000_000, "lost": 0})
+    );
+    assert_eq!(
+        order["step_changes"],
+        serde_json::json!({"gained": 1, "lost": 0})
+    );
+    let step = &order["steps"]["gained"][0];
+    assert_eq!(step["pairs"], 1_000_000);
+    assert_eq!(step["before_step"]["group"], "moved");
+    assert_eq!(step["after_step"]["group"], serde_json::Value::Null);
+    let set = |i: &serde_json::Value| -> Vec<String> {
+        let i = usize::try_from(i.as_u64().expect("an index")).expect("small");
+        order["sets"][i]
+            .as_array()
+            .expect("a set")
+            .iter()
+            .map(|r| r["name"].as_str().expect("a name").to_owned())
+            .collect()
+    };
+    let (before, after) = (set(&step["before"]), set(&step["after"]));
+    assert_eq!(before.len(), N / 2);
+    assert_eq!(after.len(), N / 2);
+    assert!(before.iter().all(|n| n.as_str() < "cm-1000"));
+    assert!(after.iter().all(|n| n.as_str() >= "cm-1000"));
+    assert_eq!(order["sets"].as_array().map(Vec::len), Some(2));
+    // The first pair listed is the first of the step-level change.
+    assert_eq!(order["gained"][0]["before"]["name"], before[0].as_str());
+    assert_eq!(order["gained"][0]["after"]["name"], after[0].as_str());
+    // The other formats count the same pairs, in the same memory.
+    assert!(
+        diff("text").contains("1000000 orders gained"),
+        "the text summary counts every pair"
+    );
+    assert!(diff("markdown").contains("1000000 orders gained"));
+}

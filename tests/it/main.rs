@@ -20,6 +20,7 @@ mod hostile_input;
 mod integrations;
 mod lint;
 mod matrix;
+mod memory;
 mod migrate;
 mod nodrop;
 mod parity;

@@ -3,6 +3,7 @@
 
 mod clock_and_hooks;
 mod command;
+mod expensive;
 mod expressions;
 mod fuzz;
 mod jsonpath_table;

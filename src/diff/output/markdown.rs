@@ -26,13 +26,17 @@ fn label(text: &str) -> String {
 }
 
 fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) {
-    if rows.is_empty() {
+    table_of(md, title, header, rows.len(), rows);
+}
+
+/// A table of `total` rows of which only the first [`ROWS`] need be given.
+fn table_of(md: &mut String, title: &str, header: &[&str], total: usize, rows: Vec<Vec<String>>) {
+    if total == 0 {
         return;
     }
-    let _ = writeln!(md, "### {title} ({})\n", rows.len());
+    let _ = writeln!(md, "### {title} ({total})\n");
     let _ = writeln!(md, "| {} |", header.join(" | "));
     let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
-    let total = rows.len();
     for row in rows.into_iter().take(ROWS) {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
         let _ = writeln!(md, "| {} |", cells.join(" | "));
@@ -40,7 +44,7 @@ fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) 
     if total > ROWS {
         let _ = writeln!(
             md,
-            "\n… and {} more (`--format json` lists every one).",
+            "\n… and {} more (`--format json` lists them, orders up to a cap with their counts).",
             total - ROWS
         );
     }
@@ -59,9 +63,12 @@ fn names(resources: &[crate::lint::ResourceRef]) -> String {
         .join(", ")
 }
 
+/// The rows shown: an order change can name thousands of resources and there can be many
+/// thousands of changes, so only those shown are written out.
 fn order_rows(changes: &[OrderChange]) -> Vec<Vec<String>> {
     changes
         .iter()
+        .take(ROWS)
         .map(|c| {
             vec![
                 names(&c.before),
@@ -222,16 +229,18 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
             })
             .collect(),
     );
-    table(
+    table_of(
         &mut md,
         "Order gained",
         &["Before", "After", "Steps"],
+        diff.gained.len(),
         order_rows(&diff.gained),
     );
-    table(
+    table_of(
         &mut md,
         "Order lost",
         &["Before", "After", "Steps (old plan)"],
+        diff.lost.len(),
         order_rows(&diff.lost),
     );
     table(

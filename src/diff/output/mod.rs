@@ -3,7 +3,7 @@
 //! (workflow commands plus the Markdown as the step summary).
 
 mod github;
-mod json;
+pub(crate) mod json;
 mod markdown;
 mod text;
 

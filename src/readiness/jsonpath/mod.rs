@@ -197,6 +197,18 @@ impl<'a> Item<'a> {
         }
     }
 
+    /// How many items `*` steps into: known before any is collected, so that the budget is
+    /// charged before the result grows.
+    fn child_count(self) -> usize {
+        match self {
+            Item::V(Value::Object(map)) => map.len(),
+            Item::V(Value::Array(items)) => items.len(),
+            Item::V(Value::String(s)) => s.len(),
+            Item::Text(s) => s.len(),
+            _ => 0,
+        }
+    }
+
     /// The items `*` and `..` step into.
     fn children(self, out: &mut Vec<Item<'a>>) {
         match self {
@@ -212,9 +224,13 @@ impl<'a> Item<'a> {
         }
     }
 
-    fn write(self, out: &mut String) {
+    /// Prints the item; `false` once `out` holds more than `cap` bytes (it stops early, so a
+    /// large map or list is never printed whole past the cap).
+    fn write(self, out: &mut String, cap: usize) -> bool {
         match self {
-            Item::V(v @ (Value::Object(_) | Value::Array(_))) => gofmt::write_json(out, v),
+            Item::V(v @ (Value::Object(_) | Value::Array(_))) => {
+                return gofmt::write_json_capped(out, v, cap);
+            }
             Item::V(Value::String(s)) => out.push_str(s),
             Item::Text(s) => out.push_str(s),
             Item::V(Value::Number(n)) => out.push_str(&gofmt::number_text(n)),
@@ -225,6 +241,7 @@ impl<'a> Item<'a> {
             Item::Float(f) => out.push_str(&gofmt::float_text(f)),
             Item::Byte(b) => out.push_str(&b.to_string()),
         }
+        out.len() <= cap
     }
 }
 
@@ -296,15 +313,59 @@ fn compare(op: &str, left: Item<'_>, right: Item<'_>) -> Result<bool, EvalError>
 /// test still looks at them).
 type Step<'a> = Result<Vec<Item<'a>>, (Vec<Item<'a>>, EvalError)>;
 
-/// Items an evaluation may produce in all. Nested `range` over `..` multiplies without bound
-/// (kubectl spins on such templates); past this the evaluation stops with an error.
+/// Items an evaluation may produce in all, counting every item each step adds to its result
+/// (and every copy a union or a literal makes). Nested `range` over `..` multiplies without
+/// bound (kubectl spins on such templates), and repeated unions before `*`, `..` or a slice
+/// multiply a large list; past this the evaluation stops with an error. Each step charges the
+/// budget before it adds items, so no result is ever built past it.
 const WORK_BUDGET: usize = 1 << 20;
+
+/// Bytes the printed result may hold: far above any object the API server stores (etcd keeps
+/// objects under 1.5 MiB), yet one list printed a million times is refused before it fills
+/// memory.
+pub const MAX_OUTPUT_BYTES: usize = 64 << 20;
+
+fn budget_error() -> EvalError {
+    eval_error(format!(
+        "the template produces more than {WORK_BUDGET} values; it cannot be evaluated"
+    ))
+}
+
+fn output_error() -> EvalError {
+    eval_error(format!(
+        "the template prints more than {} MiB; it cannot be evaluated",
+        MAX_OUTPUT_BYTES >> 20
+    ))
+}
+
+/// What is left of [`WORK_BUDGET`]. Once spent it stays spent: an error swallowed on the way
+/// (a filter's `exists` test ignores its operand's errors) still ends the evaluation.
+struct Budget {
+    left: usize,
+    exhausted: bool,
+}
+
+impl Budget {
+    /// Takes `n` before `n` items are added to a result.
+    fn take<'a>(&mut self, n: usize) -> Result<(), (Vec<Item<'a>>, EvalError)> {
+        match self.left.checked_sub(n) {
+            Some(left) if !self.exhausted => {
+                self.left = left;
+                Ok(())
+            }
+            _ => {
+                self.exhausted = true;
+                self.left = 0;
+                Err((Vec::new(), budget_error()))
+            }
+        }
+    }
+}
 
 struct Evaluator<'a> {
     tops: &'a [Top],
     options: ExecOptions,
-    /// What is left of [`WORK_BUDGET`].
-    budget: usize,
+    budget: Budget,
     begin_range: usize,
     in_range: usize,
     end_range: usize,
@@ -320,7 +381,9 @@ impl JsonPath {
         Ok(out)
     }
 
-    /// [`JsonPath::execute`] into a reusable buffer (cleared first).
+    /// [`JsonPath::execute`] into a reusable buffer (cleared first). A template that would
+    /// produce more than a million values, or print more than [`MAX_OUTPUT_BYTES`], is an
+    /// error, found before the values or the text are held in memory.
     pub fn execute_into(
         &self,
         data: &Value,
@@ -331,23 +394,36 @@ impl JsonPath {
         let mut evaluator = Evaluator {
             tops: &self.tops,
             options,
-            budget: WORK_BUDGET,
+            budget: Budget {
+                left: WORK_BUDGET,
+                exhausted: false,
+            },
             begin_range: 0,
             in_range: 0,
             end_range: 0,
             last_end: None,
         };
-        let results = evaluator.find_results(0, Item::V(data))?;
-        for group in results {
+        let results = evaluator.find_results(0, Item::V(data));
+        if evaluator.budget.exhausted {
+            return Err(budget_error());
+        }
+        for group in results? {
             for (i, item) in group.iter().enumerate() {
-                item.write(out);
-                if i + 1 != group.len() {
-                    out.push(' ');
+                if !item.write(out, MAX_OUTPUT_BYTES)
+                    || (i + 1 != group.len() && !push_within(out, ' '))
+                {
+                    out.clear();
+                    return Err(output_error());
                 }
             }
         }
         Ok(())
     }
+}
+
+fn push_within(out: &mut String, c: char) -> bool {
+    out.push(c);
+    out.len() <= MAX_OUTPUT_BYTES
 }
 
 impl<'a> Evaluator<'a> {
@@ -405,48 +481,46 @@ impl<'a> Evaluator<'a> {
 
     /// Takes `n` from the work budget.
     fn spend(&mut self, n: usize) -> Result<(), (Vec<Item<'a>>, EvalError)> {
-        match self.budget.checked_sub(n) {
-            Some(left) => {
-                self.budget = left;
-                Ok(())
-            }
-            None => Err((
-                Vec::new(),
-                eval_error(format!(
-                    "the template produces more than {WORK_BUDGET} values; it cannot be evaluated"
-                )),
-            )),
-        }
+        self.budget.take(n)
     }
 
     fn walk(&mut self, input: Vec<Item<'a>>, node: &'a Node) -> Step<'a> {
-        let out = self.walk_node(input, node)?;
-        self.spend(out.len() + 1)?;
-        Ok(out)
+        // Each step pays for what it adds as it adds it; one more for the step itself.
+        self.spend(1)?;
+        self.walk_node(input, node)
     }
 
     fn walk_node(&mut self, input: Vec<Item<'a>>, node: &'a Node) -> Step<'a> {
         match node {
             Node::Text(text) => Ok(vec![Item::Text(text)]),
-            Node::Int(i) => Ok(vec![Item::Int(*i); input.len()]),
-            Node::Float(f) => Ok(vec![Item::Float(*f); input.len()]),
-            Node::Bool(b) => Ok(vec![Item::Bool(*b); input.len()]),
+            Node::Int(i) => self.repeat(Item::Int(*i), input.len()),
+            Node::Float(f) => self.repeat(Item::Float(*f), input.len()),
+            Node::Bool(b) => self.repeat(Item::Bool(*b), input.len()),
             Node::Field(name, _) => self.eval_field(&input, name),
-            Node::Array(params) => eval_array(input, params),
+            Node::Array(params) => eval_array(input, params, &mut self.budget),
             Node::Filter { left, right, op } => self.eval_filter(input, left, right, op),
             Node::Wildcard => {
                 let mut out = Vec::new();
                 for item in input {
                     if !item.is_nil() {
+                        self.spend(item.child_count())?;
                         item.children(&mut out);
                     }
                 }
                 Ok(out)
             }
-            Node::Recursive => Ok(eval_recursive(&input)),
+            Node::Recursive => {
+                let mut out = Vec::new();
+                for item in input {
+                    recursive(item, &mut out, &mut self.budget)?;
+                }
+                Ok(out)
+            }
             Node::Union(lists) => {
                 let mut out = Vec::new();
                 for list in lists {
+                    // Each member starts from its own copy of the input.
+                    self.spend(input.len())?;
                     match self.eval_list(input.clone(), list) {
                         Ok(items) => out.extend(items),
                         Err((_, e)) => return Err((input, e)),
@@ -472,7 +546,13 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    fn eval_field(&self, input: &[Item<'a>], name: &str) -> Step<'a> {
+    /// A literal, once per input.
+    fn repeat(&mut self, item: Item<'a>, n: usize) -> Step<'a> {
+        self.spend(n)?;
+        Ok(vec![item; n])
+    }
+
+    fn eval_field(&mut self, input: &[Item<'a>], name: &str) -> Step<'a> {
         let mut out = Vec::with_capacity(1);
         if input.is_empty() {
             return Ok(out);
@@ -480,6 +560,7 @@ impl<'a> Evaluator<'a> {
         for item in input {
             if let Item::V(Value::Object(map)) = item {
                 if let Some(v) = map.get(name) {
+                    self.spend(1)?;
                     out.push(Item::V(v));
                 }
             }
@@ -508,11 +589,15 @@ impl<'a> Evaluator<'a> {
             };
             for element in items {
                 let lefts = self.eval_list(vec![Item::V(element)], left);
+                if self.budget.exhausted {
+                    return Err((Vec::new(), budget_error()));
+                }
                 if op == "exists" {
                     let found = match &lefts {
                         Ok(v) | Err((v, _)) => !v.is_empty(),
                     };
                     if found {
+                        self.spend(1)?;
                         out.push(Item::V(element));
                     }
                     continue;
@@ -536,7 +621,10 @@ impl<'a> Evaluator<'a> {
                     _ => return Err((input, eval_error("can only compare one element at a time"))),
                 };
                 match compare(op, l, r) {
-                    Ok(true) => out.push(Item::V(element)),
+                    Ok(true) => {
+                        self.spend(1)?;
+                        out.push(Item::V(element));
+                    }
                     Ok(false) => {}
                     Err(e) => return Err((out, e)),
                 }
@@ -546,7 +634,7 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-fn eval_array<'a>(input: Vec<Item<'a>>, params: &[Param; 3]) -> Step<'a> {
+fn eval_array<'a>(input: Vec<Item<'a>>, params: &[Param; 3], budget: &mut Budget) -> Step<'a> {
     let mut out = Vec::new();
     for item in &input {
         if item.is_nil() {
@@ -608,25 +696,41 @@ fn eval_array<'a>(input: Vec<Item<'a>>, params: &[Param; 3]) -> Step<'a> {
             reason = "both bounds were checked to lie in 0..=len"
         )]
         let slice = &items[p[0].value as usize..p[1].value as usize];
+        budget.take(slice.len().div_ceil(step))?;
         out.extend(slice.iter().step_by(step).map(Item::V));
     }
     Ok(out)
 }
 
-fn eval_recursive<'a>(input: &[Item<'a>]) -> Vec<Item<'a>> {
-    let mut out = Vec::new();
-    for item in input {
-        if item.is_nil() {
-            continue;
-        }
-        let mut children = Vec::new();
-        item.children(&mut children);
-        if !children.is_empty() {
-            out.push(*item);
-            out.extend(eval_recursive(&children));
-        }
+/// `..` from one item: the item when it has children, then the same for each child, depth
+/// first, charging the budget per item added. A string's bytes are its children but have
+/// none of their own, so they are never visited one by one.
+fn recursive<'a>(
+    item: Item<'a>,
+    out: &mut Vec<Item<'a>>,
+    budget: &mut Budget,
+) -> Result<(), (Vec<Item<'a>>, EvalError)> {
+    if item.is_nil() || item.child_count() == 0 {
+        return Ok(());
     }
-    out
+    budget.take(1)?;
+    out.push(item);
+    match item {
+        Item::V(Value::Object(map)) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for value in keys.into_iter().filter_map(|k| map.get(k)) {
+                recursive(Item::V(value), out, budget)?;
+            }
+        }
+        Item::V(Value::Array(items)) => {
+            for value in items {
+                recursive(Item::V(value), out, budget)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -696,6 +800,34 @@ mod tests {
         let err = parse("{.a").unwrap_err();
         assert_eq!(err.message, "unclosed action");
         assert_eq!(err.offset, 3);
+    }
+
+    /// Each step pays for what it adds before adding it: `.*` on a string of two million
+    /// bytes is refused, while `..` on it adds only the string itself; 1331 copies of a list
+    /// of 1000 maps are refused by every step that would walk them, 121 copies are not.
+    #[test]
+    fn steps_charge_the_budget_for_what_they_add() {
+        let maps: Vec<Value> = (0..1000).map(|i| json!({"x": i})).collect();
+        let data = json!({"s": "a".repeat(2 << 20), "n": [[[maps]]]});
+        let err = run("{.s.*}", &data).map(|text| text.len()).unwrap_err();
+        assert!(
+            err.ends_with("produces more than 1048576 values; it cannot be evaluated"),
+            "{err}"
+        );
+        assert_eq!(run("{.s..}", &data).unwrap().len(), 2 << 20);
+        let eleven = "[0,0,0,0,0,0,0,0,0,0,0]";
+        for step in ["[*]", ".*", "..", "[0:]", "[?(@.x)]", "[?(@.x >= 0)]"] {
+            let path = format!("{{.n{eleven}{eleven}{eleven}{step}}}");
+            let outcome = run(&path, &data).map(|text| text.len());
+            assert!(
+                outcome
+                    .as_ref()
+                    .is_err_and(|e| e.contains("produces more than 1048576 values")),
+                "{path}: {outcome:?}"
+            );
+            let path = format!("{{.n[0]{eleven}{eleven}{step}}}");
+            assert!(run(&path, &data).is_ok(), "{path}");
+        }
     }
 
     #[test]
