@@ -869,6 +869,19 @@ impl ReadinessArgs {
     }
 }
 
+impl Command {
+    /// Whether this run's output is read by GitHub's runner: a `github` format, or any command
+    /// run inside GitHub Actions (`GITHUB_ACTIONS=true`).
+    fn github_run(&self) -> bool {
+        let format = match self {
+            Command::Lint(args) => matches!(args.format, LintFormatArg::Github),
+            Command::Diff(args) => matches!(args.format, DiffFormatArg::Github),
+            _ => false,
+        };
+        format || std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
+    }
+}
+
 /// Runs the command line and returns the process exit code.
 #[must_use]
 pub fn main() -> ExitCode {
@@ -883,8 +896,15 @@ pub fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let stderr = std::io::stderr();
-    let mut err = stderr.lock();
-    let outcome = run(cli.command, &mut out, &mut err);
+    // In a GitHub run the runner reads every line of the log: standard error (chartseq's own
+    // messages and helm's) goes through the one escaping writer there, so that no text from a
+    // chart becomes a workflow command.
+    let mut err: Box<dyn Write> = if cli.command.github_run() {
+        Box::new(crate::report::github::Log::new(stderr.lock()))
+    } else {
+        Box::new(stderr.lock())
+    };
+    let outcome = run(cli.command, &mut out, &mut *err);
     let flushed = out.flush();
     let outcome = match (outcome, flushed) {
         (Ok(o), Ok(())) => Ok(o),

@@ -218,7 +218,13 @@ fn event_json(e: &Event) -> serde_json::Value {
 }
 
 /// One progress event as a line for people (`None`: nothing to say).
+/// A progress line: step and resource names come from the chart, so the line is kept one line
+/// (control characters and line breaks shown as escapes).
 fn event_line(e: &Event) -> Option<String> {
+    event_text(e).map(|line| crate::report::safe::one_line(&line).into_owned())
+}
+
+fn event_text(e: &Event) -> Option<String> {
     Some(match e {
         Event::Started {
             step,
@@ -274,7 +280,12 @@ impl Renderer {
                 }
                 Event::Waiting { step } => {
                     if let Some(bar) = bars.get(step) {
-                        bar.set_message(format!("{step}: waiting for readiness"));
+                        bar.set_message(
+                            crate::report::safe::one_line(&format!(
+                                "{step}: waiting for readiness"
+                            ))
+                            .into_owned(),
+                        );
                     }
                 }
                 other => {
@@ -496,7 +507,11 @@ fn report(
                     json!({"event": "done", "status": "failed", "error": e.to_string()})
                 )?;
             }
-            writeln!(err, "chartseq: error: {e}")?;
+            writeln!(
+                err,
+                "chartseq: error: {}",
+                crate::report::safe::terminal_safe(&e.to_string())
+            )?;
             Ok(Outcome::Findings)
         }
     }
@@ -666,7 +681,11 @@ fn preview(
         Ok(p) => p,
         Err(RunError::CannotRun(message)) => return Err(Failure::Tool(Error::new(message))),
         Err(e) => {
-            writeln!(err, "chartseq: error: {e}")?;
+            writeln!(
+                err,
+                "chartseq: error: {}",
+                crate::report::safe::terminal_safe(&e.to_string())
+            )?;
             return Ok(Outcome::Findings);
         }
     };

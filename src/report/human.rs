@@ -91,7 +91,7 @@ impl Reporter for Human {
             writeln!(
                 out,
                 "values matrix of chart {}: {} rendering{} ({})",
-                safe::terminal_safe(
+                safe::one_line(
                     runs[i]
                         .model
                         .charts
@@ -100,7 +100,7 @@ impl Reporter for Human {
                 ),
                 sets.len(),
                 plural(sets.len()),
-                safe::terminal_safe(&sets.join("; "))
+                safe::one_line(&sets.join("; "))
             )?;
             let mut sum = crate::lint::Summary::default();
             let mut empty = true;
@@ -152,7 +152,7 @@ impl Human {
                 } else {
                     Label::secondary(id, start..end)
                 };
-                labels.push(l.with_message(safe::terminal_safe(&label.message)));
+                labels.push(l.with_message(safe::one_line(&label.message)));
             }
             let mut notes = Vec::new();
             let primary_in_stream = f.labels.first().is_some_and(|l| l.loc.file == model.stream);
@@ -161,7 +161,7 @@ impl Human {
                     .as_ref()
                     .is_some_and(|r| r.file != f.location.file)
             {
-                notes.push(if f.guessed {
+                notes.push(safe::one_line(&if f.guessed {
                     format!(
                         "template: {}, near line {} (counted in the rendered document; lint the chart, or pass --chart, for the exact line)",
                         f.location.file, f.location.line
@@ -171,12 +171,17 @@ impl Human {
                         "template: {}:{}:{}",
                         f.location.file, f.location.line, f.location.column
                     )
-                });
+                }).into_owned());
             }
             if !f.help.is_empty() {
-                notes.push(format!("help: {}", f.help));
+                notes.push(format!("help: {}", safe::one_line(&f.help)));
             }
-            notes.extend(f.notes.iter().map(|n| format!("note: {n}")));
+            // A note may have lines of its own (an expression and a pointer under it); each
+            // line is shown on one line.
+            notes.extend(f.notes.iter().map(|n| {
+                let lines: Vec<_> = n.split('\n').map(safe::one_line).collect();
+                format!("note: {}", lines.join("\n"))
+            }));
             let severity = match f.severity {
                 Severity::Error => CsSeverity::Error,
                 Severity::Warning => CsSeverity::Warning,
@@ -187,7 +192,7 @@ impl Human {
                 .map(|n| safe::terminal_safe(n).into_owned())
                 .collect();
             let diagnostic = Diagnostic::new(severity)
-                .with_message(safe::terminal_safe(&f.message))
+                .with_message(safe::one_line(&f.message))
                 .with_code(format!("{}/{}", f.code, f.name))
                 .with_labels(labels)
                 .with_notes(notes);
@@ -206,7 +211,7 @@ impl Human {
                     "{}[{}]: {} ({e})",
                     f.severity.as_str(),
                     f.code,
-                    safe::terminal_safe(&f.message)
+                    safe::one_line(&f.message)
                 )?,
             }
         }

@@ -6,6 +6,12 @@
 //! the reader sees. Every such character is written as a visible escape (`\x1b`,
 //! `\u{202e}`); bytes that are not UTF-8 as `\xff`. Newlines and tabs are kept where the
 //! format has lines.
+//!
+//! The other formats a name from the input reaches have their own escapes, all here so that
+//! every writer uses the same ones: the quoted names of `chartseq template`'s markers
+//! ([`marker_name`]), Markdown prose and code spans ([`markdown`], [`markdown_code`]) and
+//! Mermaid labels ([`mermaid_label`]). Each keeps a name on one line, so that no name can
+//! start a line of its own (a YAML document, a heading, a workflow command).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -14,6 +20,9 @@ use std::fmt::Write as _;
 fn dangerous(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        // Line and paragraph separators end a line for YAML 1.1 readers (Helm's, kubectl's)
+        // and for JavaScript; never a name's own.
+        || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// The visible escape of a character.
@@ -65,6 +74,104 @@ fn escape(text: &str, single_line: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether a name can stand in a `chartseq template` marker line as it is: printable, on one
+/// line, not starting or ending with blanks, and not starting with the `"` of a quoted name.
+fn plain_marker_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(['"', ' '])
+        && !name.ends_with(' ')
+        && !name.chars().any(marker_escaped)
+}
+
+/// Whether a character of a marker name is written as an escape: anything that could end or
+/// corrupt the comment line for a YAML reader (control characters, line breaks, blanks other
+/// than the space, characters YAML does not allow in a stream, a byte order mark).
+fn marker_escaped(c: char) -> bool {
+    c != ' '
+        && (dangerous(c) || c.is_whitespace() || matches!(c, '\u{feff}' | '\u{fffe}' | '\u{ffff}'))
+}
+
+/// A chart path or group name as `chartseq template` writes it in a
+/// `## START resource-group:` / `## END` marker: as it is when it is plain (Helm's own form),
+/// otherwise a JSON string (which is also a YAML double-quoted string) whose every control
+/// character, line break or other unusual blank is a `\uXXXX` escape. No name can end the
+/// comment line and start a document of its own.
+#[must_use]
+pub fn marker_name(name: &str) -> Cow<'_, str> {
+    if plain_marker_name(name) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('"');
+    for c in name.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if marker_escaped(c) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    Cow::Owned(out)
+}
+
+/// Text from the input as Markdown prose (a heading, a paragraph, a table cell): on one line
+/// (control characters as escapes), and every character that can open markup in GitHub's
+/// Markdown backslash-escaped (emphasis, code, links and images, raw HTML and entities,
+/// headings, strikethrough, math), so that the text renders as written. Parentheses and other
+/// punctuation stay: with no `[`, they open nothing. A table cell escapes `|` itself.
+#[must_use]
+pub fn markdown(text: &str) -> String {
+    let line = one_line(text);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '#' | '~' | '!' | '$'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Text from the input as a Markdown code span: on one line, its backticks written as `'` so
+/// that the span cannot close early. A table cell escapes `|` itself.
+#[must_use]
+pub fn markdown_code(text: &str) -> String {
+    format!("`{}`", one_line(text).replace('`', "'"))
+}
+
+/// Text from the input as a quoted Mermaid label (`["…"]`): on one line, and the characters
+/// Mermaid or the Markdown around a diagram read (`#`, `"`, `<`, `>`, `&`, `` ` ``) as
+/// Mermaid's `#…;` entity codes.
+#[must_use]
+pub fn mermaid_label(text: &str) -> String {
+    let line = one_line(text);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '&' => out.push_str("#amp;"),
+            '`' => out.push_str("#96;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Bytes (possibly not UTF-8) made safe: the replacements of a buffer, as sorted

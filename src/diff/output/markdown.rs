@@ -8,21 +8,26 @@ use std::fmt::Write as _;
 use super::{Sides, counts, name, plan_notes};
 use crate::diff::{Diff, OrderChange, Place, touched_places};
 use crate::lint::Finding;
+use crate::report::safe;
 
 /// Rows per table: a comment stays readable (and under GitHub's size limit); the JSON format
 /// lists everything.
 const ROWS: usize = 50;
 
-/// A Markdown table cell: no line breaks, no unescaped pipes.
+/// A Markdown table cell (already Markdown, its text from the charts escaped): no line
+/// breaks, no unescaped pipes.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
-/// A Mermaid label: quotes and angle brackets as entities.
+/// A Mermaid label from the charts.
 fn label(text: &str) -> String {
-    text.replace('"', "#quot;")
-        .replace('<', "#lt;")
-        .replace('>', "#gt;")
+    safe::mermaid_label(text)
+}
+
+/// Text from the charts as Markdown prose.
+fn prose(text: &str) -> String {
+    safe::markdown(text)
 }
 
 fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) {
@@ -48,7 +53,7 @@ fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) 
 }
 
 fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'"))
+    safe::markdown_code(text)
 }
 
 fn names(resources: &[crate::lint::ResourceRef]) -> String {
@@ -66,7 +71,7 @@ fn order_rows(changes: &[OrderChange]) -> Vec<Vec<String>> {
             vec![
                 names(&c.before),
                 names(&c.after),
-                format!("{} → {}", c.before_place, c.after_place),
+                prose(&format!("{} → {}", c.before_place, c.after_place)),
             ]
         })
         .collect()
@@ -85,7 +90,7 @@ fn finding_rows(findings: &[Finding]) -> Vec<Vec<String>> {
                         ..r.clone()
                     }))
                 }),
-                f.message.clone(),
+                prose(&f.message),
                 code(&format!("{}:{}", f.location.file, f.location.line)),
             ]
         })
@@ -184,7 +189,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
         }
     }
     for note in plan_notes(diff) {
-        let _ = writeln!(md, "> [!WARNING]\n> {note}\n");
+        let _ = writeln!(md, "> [!WARNING]\n> {}\n", prose(note));
     }
     if let Some(drawing) = mermaid(diff) {
         md.push_str(&drawing);
@@ -195,7 +200,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
         &["Resource", "In"],
         diff.added
             .iter()
-            .map(|l| vec![code(&name(&l.resource)), l.place.to_string()])
+            .map(|l| vec![code(&name(&l.resource)), prose(&l.place.to_string())])
             .collect(),
     );
     table(
@@ -204,7 +209,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
         &["Resource", "From"],
         diff.removed
             .iter()
-            .map(|l| vec![code(&name(&l.resource)), l.place.to_string()])
+            .map(|l| vec![code(&name(&l.resource)), prose(&l.place.to_string())])
             .collect(),
     );
     table(
@@ -216,8 +221,8 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
             .map(|m| {
                 vec![
                     code(&name(&m.resource)),
-                    m.from.to_string(),
-                    m.to.to_string(),
+                    prose(&m.from.to_string()),
+                    prose(&m.to.to_string()),
                 ]
             })
             .collect(),
@@ -243,7 +248,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
             .map(|w| {
                 vec![
                     code(&name(&w.resource)),
-                    w.place.to_string(),
+                    prose(&w.place.to_string()),
                     code(&w.from.to_string()),
                     code(&w.to.to_string()),
                 ]
