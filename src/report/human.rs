@@ -176,12 +176,8 @@ impl Human {
             if !f.help.is_empty() {
                 notes.push(format!("help: {}", safe::one_line(&f.help)));
             }
-            // A note may have lines of its own (an expression and a pointer under it); each
-            // line is shown on one line.
-            notes.extend(f.notes.iter().map(|n| {
-                let lines: Vec<_> = n.split('\n').map(safe::one_line).collect();
-                format!("note: {}", lines.join("\n"))
-            }));
+            // Notes are one line each, or lines each made one line (`Diagnostic::note_lines`).
+            notes.extend(f.notes.iter().map(|n| format!("note: {n}")));
             let severity = match f.severity {
                 Severity::Error => CsSeverity::Error,
                 Severity::Warning => CsSeverity::Warning,

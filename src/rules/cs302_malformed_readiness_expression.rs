@@ -35,7 +35,6 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 READINESS_SUCCESS
             };
             // The expression is shown on one line (escaped); the pointer counts the escapes.
-            let shown = crate::report::safe::one_line(&e.text);
             let before = e
                 .text
                 .get(..error.offset.min(e.text.len()))
@@ -53,7 +52,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 )
                 .doc(doc)
                 .label("this expression cannot be evaluated")
-                .note(format!("in the expression:\n{shown}\n{pointer}"))
+                .note_lines(&["in the expression:", &e.text, &pointer])
                 .help("write `{<jsonpath>} <op> <value>` with spaces around the operator, e.g. `{.readyReplicas} >= 1`"),
             );
         }
