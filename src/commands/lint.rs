@@ -13,6 +13,7 @@ use super::{Failure, Outcome};
 use crate::lint::config::{self, ConfigError, SelectArgs};
 use crate::lint::{Config, Selection, Settings, Severity};
 use crate::model::{self, Input, InputTarget};
+use crate::report::safe::one_line;
 use crate::report::{self, Format};
 use crate::rules::RULES;
 
@@ -275,7 +276,7 @@ fn lintable(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Fa
             Some(why) => writeln!(
                 err,
                 "chartseq: skipped {}: not a chart ({why})",
-                crate::source::display_path(&path)
+                one_line(&crate::source::display_path(&path))
             )?,
             None => kept.push(path),
         }
@@ -492,9 +493,12 @@ fn values_matrix(
         let skipped: Vec<&str> = sets[cap..].iter().map(|s| s.1.as_str()).collect();
         writeln!(
             err,
-            "chartseq: the values matrix of chart {chart} has {} value sets, more than --values-matrix-max {cap}: linted the first {cap}; not linted: {}",
-            sets.len(),
-            skipped.join("; ")
+            "{}",
+            one_line(&format!(
+                "chartseq: the values matrix of chart {chart} has {} value sets, more than --values-matrix-max {cap}: linted the first {cap}; not linted: {}",
+                sets.len(),
+                skipped.join("; ")
+            ))
         )?;
         sets.truncate(cap);
     }
@@ -515,12 +519,16 @@ fn values_matrix(
             None => label.clone(),
         })
         .collect();
+    // Labels name conditions and files from the chart: the line stays one line.
     writeln!(
         err,
-        "chartseq: values matrix of chart {chart}: {} rendering{}: {}",
-        sets.len(),
-        if sets.len() == 1 { "" } else { "s" },
-        described.join("; ")
+        "{}",
+        one_line(&format!(
+            "chartseq: values matrix of chart {chart}: {} rendering{}: {}",
+            sets.len(),
+            if sets.len() == 1 { "" } else { "s" },
+            described.join("; ")
+        ))
     )?;
     let mut reports: Vec<crate::lint::Report> =
         runs.iter_mut().map(|r| std::mem::take(&mut r.1)).collect();

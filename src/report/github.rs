@@ -293,4 +293,23 @@ mod tests {
         assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
         assert_eq!(escape_data("x\u{1b}]0;t\u{7}"), "x\\x1b]0;t\\x07");
     }
+
+    #[test]
+    fn log_lines_are_never_commands() {
+        assert_eq!(log_line("plain: text"), "plain: text");
+        assert_eq!(log_line("::error::x"), "%3A:error::x");
+        assert_eq!(log_line("   ::warning::x"), "   %3A:warning::x");
+        assert_eq!(log_line("a\r::error::x"), "a\\x0d::error::x");
+        let mut out = Vec::new();
+        {
+            let mut log = Log::new(&mut out);
+            log.write_all(b"one\n::error::two\n  ::notice")
+                .expect("write");
+            log.write_all(b"::three\r\nfour").expect("write");
+        }
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "one\n%3A:error::two\n  %3A:notice::three\nfour\n"
+        );
+    }
 }

@@ -112,3 +112,18 @@ impl Reporter for Junit {
         out.write_all(xml_out.as_bytes())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::xml;
+
+    #[test]
+    fn characters_xml_forbids_become_visible() {
+        assert_eq!(xml("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
+        assert_eq!(xml("t\tn\nr\r"), "t\tn\nr&#13;");
+        assert_eq!(
+            xml("\u{0}\u{1b}\u{fffe}\u{ffff}\u{fffd}"),
+            "\\x00\\x1b\\u{fffe}\\u{ffff}\u{fffd}"
+        );
+    }
+}

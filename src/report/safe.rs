@@ -236,6 +236,39 @@ mod tests {
     }
 
     #[test]
+    fn marker_names_stay_on_their_line() {
+        assert_eq!(marker_name("db"), "db");
+        assert!(matches!(marker_name("my group/x:1"), Cow::Borrowed(_)));
+        assert_eq!(marker_name("db\n---\nkind: X"), "\"db\\n---\\nkind: X\"");
+        assert_eq!(marker_name("\"q\\"), "\"\\\"q\\\\\"");
+        assert_eq!(marker_name(" lead"), "\" lead\"");
+        assert_eq!(
+            marker_name("a\u{2028}b\u{0}\u{85}\u{fffe}"),
+            "\"a\\u2028b\\u0000\\u0085\\ufffe\""
+        );
+        for name in ["x\ny", "x\ry", "\u{2029}", "\u{1b}[1m", "\"", "a\u{feff}"] {
+            let quoted = marker_name(name);
+            assert!(!quoted.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}']));
+            let back: String = serde_json::from_str(&quoted).expect("a JSON string");
+            assert_eq!(back, name);
+        }
+    }
+
+    #[test]
+    fn markdown_and_mermaid_text_is_inert() {
+        assert_eq!(markdown("db-1 (shop)"), "db-1 (shop)");
+        assert_eq!(
+            markdown("# h\n![i](x) <b>&</b> `c` *e* ~s~ $m$ a|b"),
+            "\\# h\\\\x0a\\!\\[i\\](x) \\<b\\>\\&\\</b\\> \\`c\\` \\*e\\* \\~s\\~ \\$m\\$ a|b"
+        );
+        assert_eq!(markdown_code("a`b\nc"), "`a'b\\x0ac`");
+        assert_eq!(
+            mermaid_label("a\"b<c>&`\n```"),
+            "a#quot;b#lt;c#gt;#amp;#96;\\x0a#96;#96;#96;"
+        );
+    }
+
+    #[test]
     fn bytes_keep_text_and_escape_the_rest() {
         assert_eq!(bytes(b"ok\n"), b"ok\n");
         assert_eq!(

@@ -496,6 +496,52 @@ fn helm_messages_and_directory_names_never_become_workflow_commands() {
             assert_markdown_inert("summary", &md, &["## chartseq lint", "### Install order: "]);
         }
     }
+    // A subchart condition (a values path helm looks up as it is) names a value set of the
+    // matrix: on the log, in annotations and in the summary.
+    let matrix = dir.path().join("matrix\n::error::m");
+    std::fs::create_dir_all(matrix.join("templates")).expect("mkdir");
+    std::fs::create_dir_all(matrix.join("charts/sub/templates")).expect("mkdir");
+    std::fs::write(
+        matrix.join("Chart.yaml"),
+        "apiVersion: v2\nname: matrix\nversion: 0.1.0\ndependencies:\n  - name: sub\n    version: 0.1.0\n    condition: \"sub.on\\n::error::cond\\n# heading <b>x</b>\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        matrix.join("charts/sub/Chart.yaml"),
+        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    std::fs::write(
+        matrix.join("charts/sub/templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  annotations:\n    helm.sh/resource-group: a\n",
+    )
+    .expect("write");
+    std::fs::write(
+        matrix.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: top\n",
+    )
+    .expect("write");
+    let summary = dir.path().join("matrix.md");
+    let (code, out, err) = run(chartseq()
+        .args(["lint", "--format", "github", "--values-matrix", "--helm"])
+        .arg(&helm)
+        .arg(&matrix)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .current_dir(dir.path()));
+    assert!((0..=1).contains(&code), "{err}");
+    assert!(
+        err.contains("cond"),
+        "the matrix flipped the condition: {err}"
+    );
+    no_commands("matrix stderr", &err);
+    assert_eq!(err.lines().count(), 1, "one line on the matrix: {err}");
+    assert_eq!(out.lines().count(), commands(&out).len(), "{out}");
+    let md = std::fs::read_to_string(&summary).expect("summary");
+    assert_markdown_inert(
+        "matrix summary",
+        &md,
+        &["## chartseq lint", "### Install order: "],
+    );
     // Any command run inside GitHub Actions gets the same log.
     let (_, _, err) = run(chartseq()
         .args(["plan", "--helm"])
