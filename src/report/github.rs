@@ -17,7 +17,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::location::{fallback, locate, repository_root};
-use super::safe::{markdown, markdown_code};
+use super::safe::{markdown, markdown_code, markdown_message};
 use super::{Reporter, Run};
 use crate::lint::{Finding, Severity};
 use crate::plan::output::{PlanFormat, write_plan};
@@ -176,7 +176,7 @@ pub fn summary(runs: &[Run<'_>]) -> String {
     let charts: Vec<String> = runs
         .iter()
         .filter_map(super::Run::name)
-        .map(|n| markdown(&n))
+        .map(|n| markdown_message(&n))
         .collect();
     if !charts.is_empty() {
         let _ = writeln!(md, "Charts: {}\n", charts.join(", "));
@@ -188,7 +188,7 @@ pub fn summary(runs: &[Run<'_>]) -> String {
                 "Values matrix of {}: {} renderings ({})\n",
                 markdown(run.model.charts.first().map_or("", |c| c.display.as_str())),
                 sets.len(),
-                markdown(&sets.join("; "))
+                markdown_message(&sets.join("; "))
             );
         }
     }
@@ -239,7 +239,7 @@ pub fn summary(runs: &[Run<'_>]) -> String {
                 f.code,
                 f.name,
                 f.severity.as_str(),
-                cell(&markdown(&f.message))
+                cell(&markdown_message(&f.message))
             );
         }
         md.push('\n');
@@ -247,7 +247,7 @@ pub fn summary(runs: &[Run<'_>]) -> String {
     for run in runs {
         let name = run
             .name()
-            .map_or_else(|| "the stream".to_owned(), |n| markdown(&n));
+            .map_or_else(|| "the stream".to_owned(), |n| markdown_message(&n));
         let _ = writeln!(md, "### Install order: {name}\n");
         match crate::plan::plan(run.model) {
             Ok(plan) => {

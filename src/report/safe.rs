@@ -103,6 +103,20 @@ pub fn marker_name(name: &str) -> Cow<'_, str> {
     if plain_marker_name(name) {
         return Cow::Borrowed(name);
     }
+    Cow::Owned(quoted(name))
+}
+
+/// Whether a value written into YAML must be a double-quoted string with escapes: it holds a
+/// character that ends a line or that YAML does not allow raw in a stream.
+#[must_use]
+pub fn needs_yaml_escapes(text: &str) -> bool {
+    text.chars().any(|c| c != '\t' && marker_escaped(c))
+}
+
+/// `text` as a JSON string, which is also a YAML double-quoted string, on one line: quotes and
+/// backslashes escaped, and every control character, line break or unusual blank as an escape.
+#[must_use]
+pub fn quoted(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 2);
     out.push('"');
     for c in name.chars() {
@@ -122,7 +136,7 @@ pub fn marker_name(name: &str) -> Cow<'_, str> {
         }
     }
     out.push('"');
-    Cow::Owned(out)
+    out
 }
 
 /// Text from the input as Markdown prose (a heading, a paragraph, a table cell): on one line
@@ -142,6 +156,35 @@ pub fn markdown(text: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+    }
+    out
+}
+
+/// A message of chartseq's own words with names from the input in code spans
+/// (``group `db` depends on `x` ``) as Markdown: on one line, each code span kept (its content
+/// is inert, whatever it holds), the words between escaped as [`markdown`] does, and a
+/// backtick left without a partner (from a name) escaped.
+#[must_use]
+pub fn markdown_message(text: &str) -> String {
+    let line = one_line(text);
+    let parts: Vec<&str> = line.split('`').collect();
+    let mut out = String::with_capacity(line.len() + 8);
+    for (i, part) in parts.iter().enumerate() {
+        let code = i % 2 == 1;
+        if code && i + 1 < parts.len() && !part.is_empty() {
+            out.push('`');
+            out.push_str(part);
+            out.push('`');
+        } else if code {
+            // An unpaired or empty span: its backticks as text.
+            out.push_str("\\`");
+            out.push_str(&markdown(part));
+            if i + 1 < parts.len() {
+                out.push_str("\\`");
+            }
+        } else {
+            out.push_str(&markdown(part));
+        }
     }
     out
 }
@@ -262,6 +305,12 @@ mod tests {
             "\\# h\\\\x0a\\!\\[i\\](x) \\<b\\>\\&\\</b\\> \\`c\\` \\*e\\* \\~s\\~ \\$m\\$ a|b"
         );
         assert_eq!(markdown_code("a`b\nc"), "`a'b\\x0ac`");
+        assert_eq!(
+            markdown_message("group `db<b>` needs `x` <i>"),
+            "group `db<b>` needs `x` \\<i\\>"
+        );
+        assert_eq!(markdown_message("a `b` `c"), "a `b` \\`c");
+        assert_eq!(markdown_message("a `` b"), "a \\`\\` b");
         assert_eq!(
             mermaid_label("a\"b<c>&`\n```"),
             "a#quot;b#lt;c#gt;#amp;#96;\\x0a#96;#96;#96;"

@@ -130,8 +130,7 @@ fn the_action_runs_the_matrix() {
     assert!(out.contains(ONLY), "{out}");
     let summary = std::fs::read_to_string(&summary).expect("summary");
     assert!(
-        // Chart text is escaped in Markdown: the subchart's name shows with its backticks.
-        summary.contains(&format!("Values matrix of shop: 3 renderings (default values; values {CHART}/ci/prod-values.yaml; subchart \\`db\\` disabled)")),
+        summary.contains(&format!("Values matrix of shop: 3 renderings (default values; values {CHART}/ci/prod-values.yaml; subchart `db` disabled)")),
         "{summary}"
     );
     assert!(fixture("lint/values-matrix/shop/ci/prod-values.yaml").is_file());

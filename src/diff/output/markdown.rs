@@ -90,7 +90,7 @@ fn finding_rows(findings: &[Finding]) -> Vec<Vec<String>> {
                         ..r.clone()
                     }))
                 }),
-                prose(&f.message),
+                safe::markdown_message(&f.message),
                 code(&format!("{}:{}", f.location.file, f.location.line)),
             ]
         })
