@@ -923,7 +923,7 @@ pub fn main() -> ExitCode {
             let _ = writeln!(
                 err,
                 "chartseq: error: {}",
-                crate::report::safe::terminal_safe(&text)
+                crate::safe::terminal_safe(&text)
             );
             ExitCode::from(2)
         }

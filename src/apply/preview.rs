@@ -481,7 +481,7 @@ fn secret_keys(
 /// The preview for people: sections in release order, one line per object, the changed
 /// fields under each update, then the counts.
 pub fn write_text(out: &mut dyn std::io::Write, p: &Preview) -> std::io::Result<()> {
-    use crate::report::safe::terminal_safe as safe;
+    use crate::safe::terminal_safe as safe;
     let what = if p.upgrade { "upgrade" } else { "install" };
     writeln!(
         out,

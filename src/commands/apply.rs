@@ -221,7 +221,7 @@ fn event_json(e: &Event) -> serde_json::Value {
 /// A progress line: step and resource names come from the chart, so the line is kept one line
 /// (control characters and line breaks shown as escapes).
 fn event_line(e: &Event) -> Option<String> {
-    event_text(e).map(|line| crate::report::safe::one_line(&line).into_owned())
+    event_text(e).map(|line| crate::safe::one_line(&line).into_owned())
 }
 
 fn event_text(e: &Event) -> Option<String> {
@@ -281,10 +281,8 @@ impl Renderer {
                 Event::Waiting { step } => {
                     if let Some(bar) = bars.get(step) {
                         bar.set_message(
-                            crate::report::safe::one_line(&format!(
-                                "{step}: waiting for readiness"
-                            ))
-                            .into_owned(),
+                            crate::safe::one_line(&format!("{step}: waiting for readiness"))
+                                .into_owned(),
                         );
                     }
                 }
@@ -510,7 +508,7 @@ fn report(
             writeln!(
                 err,
                 "chartseq: error: {}",
-                crate::report::safe::terminal_safe(&e.to_string())
+                crate::safe::terminal_safe(&e.to_string())
             )?;
             Ok(Outcome::Findings)
         }
@@ -684,7 +682,7 @@ fn preview(
             writeln!(
                 err,
                 "chartseq: error: {}",
-                crate::report::safe::terminal_safe(&e.to_string())
+                crate::safe::terminal_safe(&e.to_string())
             )?;
             return Ok(Outcome::Findings);
         }

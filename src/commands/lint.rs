@@ -13,9 +13,9 @@ use super::{Failure, Outcome};
 use crate::lint::config::{self, ConfigError, SelectArgs};
 use crate::lint::{Config, Selection, Settings, Severity};
 use crate::model::{self, Input, InputTarget};
-use crate::report::safe::one_line;
 use crate::report::{self, Format};
 use crate::rules::RULES;
+use crate::safe::one_line;
 
 /// When to colour the human output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,10 +104,10 @@ fn fatal(
     help: Option<&str>,
     source: Option<&ConfigError>,
 ) -> io::Result<()> {
-    let message = crate::report::safe::terminal_safe(message);
+    let message = crate::safe::terminal_safe(message);
     let mut diagnostic = MietteDiagnostic::new(message.clone()).with_code("chartseq::error");
     if let Some(help) = help {
-        diagnostic = diagnostic.with_help(crate::report::safe::terminal_safe(help).into_owned());
+        diagnostic = diagnostic.with_help(crate::safe::terminal_safe(help).into_owned());
     }
     let mut rendered = String::new();
     let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());

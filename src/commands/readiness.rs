@@ -17,7 +17,7 @@ use crate::readiness::{
     Condition, ExprKind, Judgement, KstatusOptions, Readiness, ReadinessError, Status,
     annotation_expressions, is_hook, parse_expressions,
 };
-use crate::report::safe::one_line;
+use crate::safe::one_line;
 use crate::source::{LineIndex, split_stream};
 
 /// Output formats of `chartseq readiness`.

@@ -129,7 +129,7 @@ pub fn fold(reports: &mut [Report], labels: &[String]) {
                 let not: Vec<&String> = labels.iter().filter(|l| !under.contains(l)).collect();
                 f.message = format!("{} (only with: {only})", f.message);
                 f.notes.push(
-                    crate::report::safe::one_line(&format!(
+                    crate::safe::one_line(&format!(
                         "values matrix: found with {only}; not with {}",
                         join(&not)
                     ))

@@ -663,8 +663,8 @@ fn scalar(value: &str, quote: Quote) -> String {
     // A line break or control character cannot stand raw in either quoting (YAML folds it, and
     // Helm splits a template at a `---` line before YAML reads it): escaped in a double-quoted
     // string instead.
-    if crate::report::safe::needs_yaml_escapes(value) {
-        return crate::report::safe::quoted(value);
+    if crate::safe::needs_yaml_escapes(value) {
+        return crate::safe::quoted(value);
     }
     if value.contains('"') {
         return single();

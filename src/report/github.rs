@@ -17,10 +17,10 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use super::location::{fallback, locate, repository_root};
-use super::safe::{markdown, markdown_code, markdown_message};
 use super::{Reporter, Run};
 use crate::lint::{Finding, Severity};
 use crate::plan::output::{PlanFormat, write_plan};
+use crate::safe::{markdown, markdown_code, markdown_message};
 
 /// GitHub shows at most this many annotations of each type (error, warning, notice) per step.
 pub const ANNOTATION_LIMIT: usize = 10;
@@ -41,7 +41,7 @@ fn command(severity: Severity) -> &'static str {
 /// Escapes a command's message (GitHub's `escapeData`); other control characters are shown
 /// as escapes, since the runner's log is a terminal.
 pub(crate) fn escape_data(text: &str) -> String {
-    super::safe::terminal_safe(text)
+    crate::safe::terminal_safe(text)
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
@@ -53,7 +53,7 @@ pub(crate) fn escape_data(text: &str) -> String {
 /// `%3A`, so that the text is shown, not obeyed. `line` holds no newline.
 #[must_use]
 pub fn log_line(line: &str) -> String {
-    let line = super::safe::terminal_safe(line);
+    let line = crate::safe::terminal_safe(line);
     let blanks = line.len() - line.trim_start().len();
     if line[blanks..].starts_with("::") {
         format!("{}%3A{}", &line[..blanks], &line[blanks + 1..])

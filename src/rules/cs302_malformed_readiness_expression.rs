@@ -38,7 +38,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
             let before = e
                 .text
                 .get(..error.offset.min(e.text.len()))
-                .map_or(0, |t| crate::report::safe::one_line(t).len());
+                .map_or(0, |t| crate::safe::one_line(t).len());
             let pointer = format!("{}^", " ".repeat(before));
             sink.push(
                 Diagnostic::new(

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::{Sides, counts, name, plan_notes};
 use crate::diff::{Diff, OrderChange, Place, touched_places};
 use crate::lint::Finding;
-use crate::report::safe;
+use crate::safe;
 
 /// Rows per table: a comment stays readable (and under GitHub's size limit); the JSON format
 /// lists everything.

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::{Sides, counts, name, plan_notes};
 use crate::diff::{Diff, OrderChange};
 use crate::lint::Finding;
-use crate::report::safe::{one_line, terminal_safe};
+use crate::safe::{one_line, terminal_safe};
 
 fn names(resources: &[crate::lint::ResourceRef]) -> String {
     resources.iter().map(name).collect::<Vec<_>>().join(", ")

@@ -51,7 +51,7 @@ pub(super) fn write(
 /// A DOT string's content: on one line (control characters as visible escapes, whose
 /// backslash is then escaped so Graphviz shows it), quotes and backslashes escaped.
 fn escape(text: &str) -> String {
-    crate::report::safe::one_line(text)
+    crate::safe::one_line(text)
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
 }

@@ -38,5 +38,5 @@ pub(super) fn write(
 }
 
 fn escape(text: &str) -> String {
-    crate::report::safe::mermaid_label(text)
+    crate::safe::mermaid_label(text)
 }

@@ -9,7 +9,7 @@
 //!
 //! The output is the input's documents reordered, plus the marker lines: a chart path or group
 //! name that is not plain (a line break, a control character, a leading `"`) is written in a
-//! marker as a quoted JSON string (`report::safe::marker_name`), so that no name can end the
+//! marker as a quoted JSON string (`safe::marker_name`), so that no name can end the
 //! comment line and add a document of its own. Readers of the stream drop marker lines
 //! whatever their names (`source::split`), so `template` of this output prints it again.
 
@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use crate::model::annotations::DEPENDS_ON_GROUPS;
 use crate::model::{Content, DocId, Model, Placement};
 use crate::plan::Plan;
-use crate::report::safe::marker_name;
+use crate::safe::marker_name;
 
 /// What `chartseq template` prints besides the plan.
 #[derive(Clone, Copy, Debug, Default)]

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::model::{DocId, Model};
 use crate::plan::{Level, Plan};
-use crate::report::safe::one_line;
+use crate::safe::one_line;
 
 /// A document's label, on one line: a name from the input cannot start a line of its own.
 fn label(model: &Model, doc: DocId) -> String {

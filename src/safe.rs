@@ -1,4 +1,7 @@
-//! Text from the input made safe for a terminal: control characters shown as escapes.
+//! Text from the input made safe for each output: control characters shown as escapes.
+//!
+//! Beside the layers (`plan`, `lint`, `report`, `migrate` and the commands all write names
+//! from the input), so that each uses the same escapes.
 //!
 //! A chart is untrusted input. Its bytes reach the human-facing outputs (snippets, messages,
 //! file names, plan text, GitHub's log); an ESC sequence echoed raw would recolour the
