@@ -217,9 +217,9 @@ fn event_json(e: &Event) -> serde_json::Value {
     }
 }
 
-/// One progress event as a line for people (`None`: nothing to say).
-/// A progress line: step and resource names come from the chart, so the line is kept one line
-/// (control characters and line breaks shown as escapes).
+/// One progress event as a line for people (`None`: nothing to say). Step and resource names
+/// come from the chart, so the line is kept one line (control characters and line breaks shown
+/// as escapes).
 fn event_line(e: &Event) -> Option<String> {
     event_text(e).map(|line| crate::safe::one_line(&line).into_owned())
 }
@@ -1048,4 +1048,23 @@ pub fn list(
         &[],
     )?;
     Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+mod escaping_tests {
+    use super::event_line;
+    use crate::apply::deploy::Event;
+
+    #[test]
+    fn progress_lines_stay_one_line() {
+        for e in [
+            Event::Note("adopting a\n::error::x".to_owned()),
+            Event::Kept {
+                resource: "ConfigMap/a\r\n::error::x\u{2028}".to_owned(),
+            },
+        ] {
+            let line = event_line(&e).expect("a line");
+            assert!(!line.contains(['\n', '\r', '\u{2028}']), "{line:?}");
+        }
+    }
 }
