@@ -552,3 +552,23 @@ fn helm_messages_and_directory_names_never_become_workflow_commands() {
     assert!(err.contains("from helm"), "{err}");
     no_commands("plan stderr in GitHub Actions", &err);
 }
+
+/// A resource name reaches a marker too: werf names the step of an object with a manual
+/// dependency after the object.
+#[test]
+fn resource_names_in_dialect_steps_cannot_add_documents() {
+    for &c in CHARACTERS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let input = format!(
+            "---\n# Source: c/templates/db.yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: postgres\n---\n# Source: c/templates/app.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {}\n  annotations:\n    werf.io/deploy-dependency-db: state=ready,kind=StatefulSet,name=postgres\n",
+            json_escaped(&format!("app{}", payload(c)))
+        );
+        std::fs::write(dir.path().join("in.yaml"), &input).expect("write");
+        let (_, out, _) = run_in(dir.path(), &["template", "--dialect", "werf", "in.yaml"]);
+        no_commands(&format!("{c:?}: werf template"), &out);
+        assert_eq!(documents(&out), documents(&input), "{c:?}:\n{out}");
+        let (_, plan, _) = run_in(dir.path(), &["plan", "--dialect", "werf", "in.yaml"]);
+        no_commands(&format!("{c:?}: werf plan"), &plan);
+        no_separators(&format!("{c:?}: werf plan"), &plan);
+    }
+}
