@@ -18,6 +18,28 @@ set -euo pipefail
 shopt -s globstar nullglob
 CHARTSEQ="${CHARTSEQ:-chartseq}"
 
+# Text for a workflow command's message (GitHub's escapeData): on one line.
+gh_data() {
+  local s="${1//%/%25}"
+  s="${s//$'\r'/%0D}"
+  printf '%s' "${s//$'\n'/%0A}"
+}
+
+# A chart's directory name as Markdown prose, as chartseq writes chart text: on one line, and
+# every character that opens markup backslash-escaped, so that it renders as written.
+md_text() {
+  local s="${1//$'\r'/ }" out="" c i
+  s="${s//$'\n'/ }"
+  for ((i = 0; i < ${#s}; i++)); do
+    c="${s:i:1}"
+    case "$c" in
+      \\ | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '#' | '~' | '!' | '$' | '|') out+="\\$c" ;;
+      *) out+="$c" ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+
 base="${INPUT_BASE:-}"
 if [ -z "$base" ] && [ -n "${GITHUB_BASE_REF:-}" ]; then
   if git rev-parse --verify --quiet "origin/$GITHUB_BASE_REF^{commit}" >/dev/null; then
@@ -31,7 +53,7 @@ if [ -z "$base" ]; then
   exit 2
 fi
 if ! merge_base="$(git merge-base "$base" HEAD 2>/dev/null)"; then
-  echo "::error title=chartseq::no merge base with ${base}; check out with fetch-depth: 0 so the base branch is there"
+  echo "::error title=chartseq::no merge base with $(gh_data "$base"); check out with fetch-depth: 0 so the base branch is there"
   exit 2
 fi
 
@@ -53,16 +75,17 @@ if [ "${#patterns[@]}" -gt 0 ]; then
       fi
     done
     if [ "$matched" = 0 ]; then
-      echo "::warning title=chartseq::no chart matches ${pattern}"
+      echo "::warning title=chartseq::no chart matches $(gh_data "$pattern")"
     fi
   done
 else
-  while IFS= read -r file; do
+  # NUL-separated: a directory name may hold a newline.
+  while IFS= read -r -d '' file; do
     dir="$(dirname "$file")"
     # A chart under another chart's charts/ directory is compared as part of its parent.
     case "/$dir/" in */charts/*) [ -f "$(dirname "$(dirname "$dir")")/Chart.yaml" ] && continue ;; esac
     charts+=("${dir#./}")
-  done < <(find . -name Chart.yaml -not -path '*/.git/*' -not -path '*/node_modules/*' | LC_ALL=C sort)
+  done < <(find . -name Chart.yaml -not -path '*/.git/*' -not -path '*/node_modules/*' -print0 | LC_ALL=C sort -z)
 fi
 
 args=()
@@ -82,7 +105,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 report="$work/report.md"
 short="$(git rev-parse --short "$merge_base")"
-printf '## chartseq diff against %s (merge base %s)\n\n' "$base" "$short" > "$report"
+printf '## chartseq diff against %s (merge base %s)\n\n' "$(md_text "$base")" "$short" > "$report"
 
 status=0
 compared=0
@@ -93,16 +116,16 @@ for chart in ${charts[@]+"${charts[@]}"}; do
   fi
   compared=$((compared + 1))
   if ! git cat-file -e "$merge_base:./$chart/Chart.yaml" 2>/dev/null; then
-    printf '### %s\n\nA new chart: nothing to compare it with at %s.\n\n' "$chart" "$base" >> "$report"
+    printf '### %s\n\nA new chart: nothing to compare it with at %s.\n\n' "$(md_text "$chart")" "$(md_text "$base")" >> "$report"
     continue
   fi
-  printf '### %s\n\n' "$chart" >> "$report"
+  printf '### %s\n\n' "$(md_text "$chart")" >> "$report"
   one="$work/one.md"
   : > "$one"
   code=0
   GITHUB_STEP_SUMMARY="$one" "$CHARTSEQ" diff --format github "${args[@]}" "$merge_base:$chart" "$chart" || code=$?
   if [ "$code" -ge 2 ]; then
-    echo "::error title=chartseq::chartseq diff of ${chart} failed (exit status $code); see the log above"
+    echo "::error title=chartseq::chartseq diff of $(gh_data "$chart") failed (exit status $code); see the log above"
     printf 'The diff could not run (exit status %s); see the job log.\n\n' "$code" >> "$report"
     status=2
     continue

@@ -17,6 +17,13 @@
 set -euo pipefail
 shopt -s globstar nullglob
 CHARTSEQ="${CHARTSEQ:-chartseq}"
+
+# Text for a workflow command's message (GitHub's escapeData): on one line.
+gh_data() {
+  local s="${1//%/%25}"
+  s="${s//$'\r'/%0D}"
+  printf '%s' "${s//$'\n'/%0A}"
+}
 FAIL_ON="${INPUT_FAIL_ON:-error}"
 
 # Split the inputs into words without expanding globs yet (an unmatched glob must be reported,
@@ -41,16 +48,17 @@ if [ "${#patterns[@]}" -gt 0 ]; then
       fi
     done
     if [ "$matched" = 0 ]; then
-      echo "::warning title=chartseq::no chart matches ${pattern}"
+      echo "::warning title=chartseq::no chart matches $(gh_data "$pattern")"
     fi
   done
 else
-  while IFS= read -r file; do
+  # NUL-separated: a directory name may hold a newline.
+  while IFS= read -r -d '' file; do
     dir="$(dirname "$file")"
     # A chart under another chart's charts/ directory is linted as part of its parent.
     case "/$dir/" in */charts/*) [ -f "$(dirname "$(dirname "$dir")")/Chart.yaml" ] && continue ;; esac
     charts+=("${dir#./}")
-  done < <(find . -name Chart.yaml -not -path '*/.git/*' -not -path '*/node_modules/*' | LC_ALL=C sort)
+  done < <(find . -name Chart.yaml -not -path '*/.git/*' -not -path '*/node_modules/*' -print0 | LC_ALL=C sort -z)
 fi
 if [ "${#charts[@]}" = 0 ]; then
   echo "::warning title=chartseq::no chart to lint"

@@ -887,6 +887,19 @@ impl ReadinessArgs {
     }
 }
 
+impl Command {
+    /// Whether this run's output is read by GitHub's runner: a `github` format, or any command
+    /// run inside GitHub Actions (`GITHUB_ACTIONS=true`).
+    fn github_run(&self) -> bool {
+        let format = match self {
+            Command::Lint(args) => matches!(args.format, LintFormatArg::Github),
+            Command::Diff(args) => matches!(args.format, DiffFormatArg::Github),
+            _ => false,
+        };
+        format || std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
+    }
+}
+
 /// Runs the command line and returns the process exit code.
 #[must_use]
 pub fn main() -> ExitCode {
@@ -903,8 +916,15 @@ pub fn main() -> ExitCode {
     // NOTE: standard error is not locked for the whole run: the progress display draws on it
     // from its own thread, which would wait for that lock while this thread waits for the
     // display's state (a lock-order deadlock). Each write takes the lock for itself.
-    let mut err = std::io::stderr();
-    let outcome = run(cli.command, &mut out, &mut err);
+    // In a GitHub run the runner reads every line of the log: standard error (chartseq's own
+    // messages and helm's) goes through the one escaping writer there, so that no text from a
+    // chart becomes a workflow command.
+    let mut err: Box<dyn Write> = if cli.command.github_run() {
+        Box::new(crate::report::github::Log::new(std::io::stderr()))
+    } else {
+        Box::new(std::io::stderr())
+    };
+    let outcome = run(cli.command, &mut out, &mut *err);
     let flushed = out.flush();
     let outcome = match (outcome, flushed) {
         (Ok(o), Ok(())) => Ok(o),
@@ -923,7 +943,7 @@ pub fn main() -> ExitCode {
             let _ = writeln!(
                 err,
                 "chartseq: error: {}",
-                crate::report::safe::terminal_safe(&text)
+                crate::safe::terminal_safe(&text)
             );
             ExitCode::from(2)
         }

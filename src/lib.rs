@@ -20,4 +20,5 @@ pub mod plan;
 pub mod readiness;
 pub mod report;
 pub mod rules;
+pub mod safe;
 pub mod source;

@@ -477,7 +477,9 @@ fn secret_keys(
 /// The preview for people: sections in release order, one line per object, the changed
 /// fields under each update, then the counts.
 pub fn write_text(out: &mut dyn std::io::Write, p: &Preview) -> std::io::Result<()> {
-    use crate::report::safe::terminal_safe as safe;
+    // One line per object and per change: names and values from the chart or the cluster
+    // stay on their line.
+    use crate::safe::one_line as safe;
     let what = if p.upgrade { "upgrade" } else { "install" };
     writeln!(
         out,

@@ -204,8 +204,14 @@ fn event_json(e: &Event) -> serde_json::Value {
     }
 }
 
-/// One progress event as a line for people (`None`: nothing to say).
+/// One progress event as a line for people (`None`: nothing to say). Step and resource names
+/// come from the chart, so the line is kept one line (control characters and line breaks shown
+/// as escapes).
 fn event_line(e: &Event) -> Option<String> {
+    event_text(e).map(|line| crate::safe::one_line(&line).into_owned())
+}
+
+fn event_text(e: &Event) -> Option<String> {
     Some(match e {
         Event::Started {
             step,
@@ -261,7 +267,10 @@ impl Renderer {
                 }
                 Event::Waiting { step } => {
                     if let Some(bar) = bars.get(step) {
-                        bar.set_message(format!("{step}: waiting for readiness"));
+                        bar.set_message(
+                            crate::safe::one_line(&format!("{step}: waiting for readiness"))
+                                .into_owned(),
+                        );
                     }
                 }
                 other => {
@@ -483,7 +492,11 @@ fn report(
                     json!({"event": "done", "status": "failed", "error": e.to_string()})
                 )?;
             }
-            writeln!(err, "chartseq: error: {e}")?;
+            writeln!(
+                err,
+                "chartseq: error: {}",
+                crate::safe::terminal_safe(&e.to_string())
+            )?;
             Ok(Outcome::Findings)
         }
     }
@@ -688,7 +701,11 @@ fn preview(
         Ok(p) => p,
         Err(RunError::CannotRun(message)) => return Err(Failure::Tool(Error::new(message))),
         Err(e) => {
-            writeln!(err, "chartseq: error: {e}")?;
+            writeln!(
+                err,
+                "chartseq: error: {}",
+                crate::safe::terminal_safe(&e.to_string())
+            )?;
             return Ok(Outcome::Findings);
         }
     };
@@ -1074,4 +1091,23 @@ pub fn list(
         &[],
     )?;
     Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+mod escaping_tests {
+    use super::event_line;
+    use crate::apply::deploy::Event;
+
+    #[test]
+    fn progress_lines_stay_one_line() {
+        for e in [
+            Event::Note("adopting a\n::error::x".to_owned()),
+            Event::Kept {
+                resource: "ConfigMap/a\r\n::error::x\u{2028}".to_owned(),
+            },
+        ] {
+            let line = event_line(&e).expect("a line");
+            assert!(!line.contains(['\n', '\r', '\u{2028}']), "{line:?}");
+        }
+    }
 }

@@ -15,6 +15,7 @@ use crate::lint::{Config, Selection, Settings, Severity};
 use crate::model::{self, Input, InputTarget};
 use crate::report::{self, Format};
 use crate::rules::RULES;
+use crate::safe::one_line;
 
 /// When to colour the human output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,10 +65,10 @@ fn fatal(
     help: Option<&str>,
     source: Option<&ConfigError>,
 ) -> io::Result<()> {
-    let message = crate::report::safe::terminal_safe(message);
+    let message = crate::safe::terminal_safe(message);
     let mut diagnostic = MietteDiagnostic::new(message.clone()).with_code("chartseq::error");
     if let Some(help) = help {
-        diagnostic = diagnostic.with_help(crate::report::safe::terminal_safe(help).into_owned());
+        diagnostic = diagnostic.with_help(crate::safe::terminal_safe(help).into_owned());
     }
     let mut rendered = String::new();
     let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
@@ -236,7 +237,7 @@ fn lintable(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Fa
             Some(why) => writeln!(
                 err,
                 "chartseq: skipped {}: not a chart ({why})",
-                crate::source::display_path(&path)
+                one_line(&crate::source::display_path(&path))
             )?,
             None => kept.push(path),
         }
@@ -453,9 +454,12 @@ fn values_matrix(
         let skipped: Vec<&str> = sets[cap..].iter().map(|s| s.1.as_str()).collect();
         writeln!(
             err,
-            "chartseq: the values matrix of chart {chart} has {} value sets, more than --values-matrix-max {cap}: linted the first {cap}; not linted: {}",
-            sets.len(),
-            skipped.join("; ")
+            "{}",
+            one_line(&format!(
+                "chartseq: the values matrix of chart {chart} has {} value sets, more than --values-matrix-max {cap}: linted the first {cap}; not linted: {}",
+                sets.len(),
+                skipped.join("; ")
+            ))
         )?;
         sets.truncate(cap);
     }
@@ -476,12 +480,16 @@ fn values_matrix(
             None => label.clone(),
         })
         .collect();
+    // Labels name conditions and files from the chart: the line stays one line.
     writeln!(
         err,
-        "chartseq: values matrix of chart {chart}: {} rendering{}: {}",
-        sets.len(),
-        if sets.len() == 1 { "" } else { "s" },
-        described.join("; ")
+        "{}",
+        one_line(&format!(
+            "chartseq: values matrix of chart {chart}: {} rendering{}: {}",
+            sets.len(),
+            if sets.len() == 1 { "" } else { "s" },
+            described.join("; ")
+        ))
     )?;
     let mut reports: Vec<crate::lint::Report> =
         runs.iter_mut().map(|r| std::mem::take(&mut r.1)).collect();

@@ -31,7 +31,7 @@ pub fn migrate(
             output::text::write_diff(out, &m)?;
             let mut report = Vec::new();
             output::text::write_report(&mut report, &chart, &m)?;
-            err.write_all(&crate::report::safe::bytes(&report))?;
+            err.write_all(&crate::safe::bytes(&report))?;
         }
     }
     Ok(if m.lost_anything() {

@@ -72,7 +72,7 @@ fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> 
                 "warning: {}{from}: {message}; the document is placed with the unsequenced resources",
                 output::position(model, *at)
             );
-            writeln!(err, "{}", crate::report::safe::terminal_safe(&line))?;
+            writeln!(err, "{}", crate::safe::terminal_safe(&line))?;
         }
     }
     Ok(any)
@@ -183,7 +183,7 @@ pub fn plan(
         // The text plan is read in a terminal: names from the input are shown escaped.
         let mut text = Vec::new();
         output::write_plan(&mut text, model, plan, format, uninstall)?;
-        out.write_all(&crate::report::safe::bytes(&text))
+        out.write_all(&crate::safe::bytes(&text))
     })
 }
 

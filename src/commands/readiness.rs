@@ -17,6 +17,7 @@ use crate::readiness::{
     Condition, ExprKind, Judgement, KstatusOptions, Readiness, ReadinessError, Status,
     annotation_expressions, is_hook, parse_expressions,
 };
+use crate::safe::one_line;
 use crate::source::{LineIndex, split_stream};
 
 /// Output formats of `chartseq readiness`.
@@ -178,7 +179,7 @@ pub fn readiness(
     let mut judged = Vec::with_capacity(objects.len());
     for object in &objects {
         let who = display_name(&object.value);
-        let context = format!("{name}:{}: {who}", object.line);
+        let context = one_line(&format!("{name}:{}: {who}", object.line)).into_owned();
         if is_hook(&object.value) {
             let asked = success_flags.is_some()
                 || failure_flags.is_some()
@@ -242,13 +243,14 @@ fn has_annotation(object: &Value, kind: ExprKind) -> bool {
 
 fn write_text(out: &mut dyn Write, judged: &[(&Object, Judgement)]) -> io::Result<()> {
     for (object, j) in judged {
+        // Names, reasons and observed values come from the input: each shown on one line.
         writeln!(
             out,
             "{}: {} [{}] {}",
-            display_name(&object.value),
+            one_line(&display_name(&object.value)),
             j.status,
             j.engine.as_str(),
-            j.reason
+            one_line(&j.reason)
         )?;
         for e in &j.expressions {
             let observed = match &e.observed {
@@ -258,12 +260,13 @@ fn write_text(out: &mut dyn Write, judged: &[(&Object, Judgement)]) -> io::Resul
             let met = if e.met { "met" } else { "not met" };
             write!(
                 out,
-                "  {:<7} {} → {observed} ({met})",
+                "  {:<7} {} → {} ({met})",
                 e.kind.as_str(),
-                e.expr
+                one_line(&e.expr),
+                one_line(&observed)
             )?;
             if let Some(note) = &e.note {
-                write!(out, ": {note}")?;
+                write!(out, ": {}", one_line(note))?;
             }
             writeln!(out)?;
         }

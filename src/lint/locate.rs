@@ -36,7 +36,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
     let mut labels = Vec::new();
     let primary = map(model, d.loc);
     if let Some(note) = &primary.fallback {
-        notes.push(note.clone());
+        notes.push(crate::safe::one_line(note).into_owned());
     }
     let mut guessed = false;
     let location = match (primary.template, primary.doc) {

@@ -128,10 +128,13 @@ pub fn fold(reports: &mut [Report], labels: &[String]) {
                 let only = join(&under);
                 let not: Vec<&String> = labels.iter().filter(|l| !under.contains(l)).collect();
                 f.message = format!("{} (only with: {only})", f.message);
-                f.notes.push(format!(
-                    "values matrix: found with {only}; not with {}",
-                    join(&not)
-                ));
+                f.notes.push(
+                    crate::safe::one_line(&format!(
+                        "values matrix: found with {only}; not with {}",
+                        join(&not)
+                    ))
+                    .into_owned(),
+                );
             }
             r.findings.push(f);
         }

@@ -100,9 +100,19 @@ impl Diagnostic {
         self
     }
 
+    /// A note: one line (names from the input in it cannot start a line of their own).
     #[must_use]
     pub fn note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
+        self.notes
+            .push(crate::safe::one_line(&note.into()).into_owned());
+        self
+    }
+
+    /// A note of several lines (an expression and a pointer under it), each kept one line.
+    #[must_use]
+    pub fn note_lines(mut self, lines: &[&str]) -> Self {
+        let lines: Vec<_> = lines.iter().map(|l| crate::safe::one_line(l)).collect();
+        self.notes.push(lines.join("\n"));
         self
     }
 

@@ -660,6 +660,12 @@ fn quote_of(line: &str) -> Quote {
 fn scalar(value: &str, quote: Quote) -> String {
     let single = || format!("'{}'", value.replace('\'', "''"));
     let double = || format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""));
+    // A line break or control character cannot stand raw in either quoting (YAML folds it, and
+    // Helm splits a template at a `---` line before YAML reads it): escaped in a double-quoted
+    // string instead.
+    if crate::safe::needs_yaml_escapes(value) {
+        return crate::safe::quoted(value);
+    }
     if value.contains('"') {
         return single();
     }
@@ -696,6 +702,12 @@ mod tests {
         assert_eq!(scalar("wave-0", Quote::Plain), "wave-0");
         assert_eq!(scalar("-20", Quote::Plain), "\"-20\"");
         assert_eq!(scalar("yes", Quote::Plain), "\"yes\"");
+        for quote in [Quote::Plain, Quote::Single, Quote::Double] {
+            assert_eq!(
+                scalar("a\n---\nb\u{2028}\"", quote),
+                r#""a\n---\nb\u2028\"""#
+            );
+        }
         assert_eq!(scalar(r#"["wave-0"]"#, Quote::Double), r#"'["wave-0"]'"#);
         assert_eq!(
             quote_of("    argocd.argoproj.io/sync-wave: \"-20\""),

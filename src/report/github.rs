@@ -2,6 +2,14 @@
 //! into annotations on the pull request, and the Markdown step summary written to
 //! `$GITHUB_STEP_SUMMARY`: counts per rule, the findings, and each chart's install order as a
 //! Mermaid flowchart.
+//!
+//! In a GitHub run every line chartseq prints is read by the runner, which takes any line
+//! starting (after blanks) with `::` as a workflow command. Text from a chart therefore reaches
+//! the log only escaped: inside the tool's own commands through [`escape_data`] (GitHub's
+//! `escapeData`; a message is one line), and everywhere else, stdout and stderr, helm's
+//! messages included, through the [`Log`] writer, which passes every line through
+//! [`log_line`]. The step summary escapes Markdown and HTML in chart text
+//! (`safe::markdown`), so that it renders as written.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,6 +20,7 @@ use super::location::{fallback, locate, repository_root};
 use super::{Reporter, Run};
 use crate::lint::{Finding, Severity};
 use crate::plan::output::{PlanFormat, write_plan};
+use crate::safe::{markdown, markdown_code, markdown_message};
 
 /// GitHub shows at most this many annotations of each type (error, warning, notice) per step.
 pub const ANNOTATION_LIMIT: usize = 10;
@@ -32,10 +41,76 @@ fn command(severity: Severity) -> &'static str {
 /// Escapes a command's message (GitHub's `escapeData`); other control characters are shown
 /// as escapes, since the runner's log is a terminal.
 pub(crate) fn escape_data(text: &str) -> String {
-    super::safe::terminal_safe(text)
+    crate::safe::terminal_safe(text)
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
+}
+
+/// One line of a GitHub run's log that is not the tool's own workflow command: control
+/// characters shown as escapes (a carriage return too, which would hide the line's start), and
+/// a line that the runner would read as a command (`::` after blanks) has its first `:` written
+/// `%3A`, so that the text is shown, not obeyed. `line` holds no newline.
+#[must_use]
+pub fn log_line(line: &str) -> String {
+    let line = crate::safe::terminal_safe(line);
+    let blanks = line.len() - line.trim_start().len();
+    if line[blanks..].starts_with("::") {
+        format!("{}%3A{}", &line[..blanks], &line[blanks + 1..])
+    } else {
+        line.into_owned()
+    }
+}
+
+/// A writer for the log of a GitHub run: every complete line written through it goes out as
+/// [`log_line`] makes it; an unfinished last line goes out when the writer is dropped.
+pub struct Log<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Log<W> {
+    pub fn new(inner: W) -> Self {
+        Log {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    fn emit(&mut self, line: &[u8], newline: bool) -> io::Result<()> {
+        let text = String::from_utf8_lossy(line);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        self.inner.write_all(log_line(text).as_bytes())?;
+        if newline {
+            self.inner.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Log<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            self.emit(&line[..end], true)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Log<W> {
+    fn drop(&mut self) {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            let _ = self.emit(&line, true);
+        }
+        let _ = self.inner.flush();
+    }
 }
 
 /// Escapes a property value (GitHub's `escapeProperty`): also `:` and `,`, which delimit
@@ -83,7 +158,8 @@ pub(crate) fn annotation(
     )
 }
 
-/// A Markdown table cell: no line breaks, no unescaped pipes.
+/// A Markdown table cell (already Markdown, chart text escaped): no line breaks, no unescaped
+/// pipes.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
@@ -97,7 +173,11 @@ pub fn summary(runs: &[Run<'_>]) -> String {
         .flat_map(|run| run.report.findings.iter().map(move |f| (run, f)))
         .collect();
     let mut md = String::from("## chartseq lint\n\n");
-    let charts: Vec<String> = runs.iter().filter_map(super::Run::name).collect();
+    let charts: Vec<String> = runs
+        .iter()
+        .filter_map(super::Run::name)
+        .map(|n| markdown_message(&n))
+        .collect();
     if !charts.is_empty() {
         let _ = writeln!(md, "Charts: {}\n", charts.join(", "));
     }
@@ -106,9 +186,9 @@ pub fn summary(runs: &[Run<'_>]) -> String {
             let _ = writeln!(
                 md,
                 "Values matrix of {}: {} renderings ({})\n",
-                run.model.charts.first().map_or("", |c| c.display.as_str()),
+                markdown(run.model.charts.first().map_or("", |c| c.display.as_str())),
                 sets.len(),
-                cell(&sets.join("; "))
+                markdown_message(&sets.join("; "))
             );
         }
     }
@@ -154,18 +234,20 @@ pub fn summary(runs: &[Run<'_>]) -> String {
             };
             let _ = writeln!(
                 md,
-                "| `{}` | {} {} | {} | {} |",
-                cell(&at),
+                "| {} | {} {} | {} | {} |",
+                cell(&markdown_code(&at)),
                 f.code,
                 f.name,
                 f.severity.as_str(),
-                cell(&f.message)
+                cell(&markdown_message(&f.message))
             );
         }
         md.push('\n');
     }
     for run in runs {
-        let name = run.name().unwrap_or_else(|| "the stream".to_owned());
+        let name = run
+            .name()
+            .map_or_else(|| "the stream".to_owned(), |n| markdown_message(&n));
         let _ = writeln!(md, "### Install order: {name}\n");
         match crate::plan::plan(run.model) {
             Ok(plan) => {
@@ -210,5 +292,24 @@ mod tests {
         assert_eq!(escape_data("50% done\r\nnext"), "50%25 done%0D%0Anext");
         assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
         assert_eq!(escape_data("x\u{1b}]0;t\u{7}"), "x\\x1b]0;t\\x07");
+    }
+
+    #[test]
+    fn log_lines_are_never_commands() {
+        assert_eq!(log_line("plain: text"), "plain: text");
+        assert_eq!(log_line("::error::x"), "%3A:error::x");
+        assert_eq!(log_line("   ::warning::x"), "   %3A:warning::x");
+        assert_eq!(log_line("a\r::error::x"), "a\\x0d::error::x");
+        let mut out = Vec::new();
+        {
+            let mut log = Log::new(&mut out);
+            log.write_all(b"one\n::error::two\n  ::notice")
+                .expect("write");
+            log.write_all(b"::three\r\nfour").expect("write");
+        }
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "one\n%3A:error::two\n  %3A:notice::three\nfour\n"
+        );
     }
 }

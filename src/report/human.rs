@@ -91,7 +91,7 @@ impl Reporter for Human {
             writeln!(
                 out,
                 "values matrix of chart {}: {} rendering{} ({})",
-                safe::terminal_safe(
+                safe::one_line(
                     runs[i]
                         .model
                         .charts
@@ -100,7 +100,7 @@ impl Reporter for Human {
                 ),
                 sets.len(),
                 plural(sets.len()),
-                safe::terminal_safe(&sets.join("; "))
+                safe::one_line(&sets.join("; "))
             )?;
             let mut sum = crate::lint::Summary::default();
             let mut empty = true;
@@ -152,7 +152,7 @@ impl Human {
                 } else {
                     Label::secondary(id, start..end)
                 };
-                labels.push(l.with_message(safe::terminal_safe(&label.message)));
+                labels.push(l.with_message(safe::one_line(&label.message)));
             }
             let mut notes = Vec::new();
             let primary_in_stream = f.labels.first().is_some_and(|l| l.loc.file == model.stream);
@@ -161,7 +161,7 @@ impl Human {
                     .as_ref()
                     .is_some_and(|r| r.file != f.location.file)
             {
-                notes.push(if f.guessed {
+                notes.push(safe::one_line(&if f.guessed {
                     format!(
                         "template: {}, near line {} (counted in the rendered document; lint the chart, or pass --chart, for the exact line)",
                         f.location.file, f.location.line
@@ -171,11 +171,12 @@ impl Human {
                         "template: {}:{}:{}",
                         f.location.file, f.location.line, f.location.column
                     )
-                });
+                }).into_owned());
             }
             if !f.help.is_empty() {
-                notes.push(format!("help: {}", f.help));
+                notes.push(format!("help: {}", safe::one_line(&f.help)));
             }
+            // Notes are one line each, or lines each made one line (`Diagnostic::note_lines`).
             notes.extend(f.notes.iter().map(|n| format!("note: {n}")));
             let severity = match f.severity {
                 Severity::Error => CsSeverity::Error,
@@ -187,7 +188,7 @@ impl Human {
                 .map(|n| safe::terminal_safe(n).into_owned())
                 .collect();
             let diagnostic = Diagnostic::new(severity)
-                .with_message(safe::terminal_safe(&f.message))
+                .with_message(safe::one_line(&f.message))
                 .with_code(format!("{}/{}", f.code, f.name))
                 .with_labels(labels)
                 .with_notes(notes);
@@ -206,7 +207,7 @@ impl Human {
                     "{}[{}]: {} ({e})",
                     f.severity.as_str(),
                     f.code,
-                    safe::terminal_safe(&f.message)
+                    safe::one_line(&f.message)
                 )?,
             }
         }

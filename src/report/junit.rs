@@ -12,7 +12,10 @@ use crate::lint::Finding;
 
 pub struct Junit;
 
-/// Escapes text for XML attributes and content; drops characters XML 1.0 forbids.
+/// Escapes text for XML attributes and content. Characters XML 1.0 does not allow in a
+/// document (control characters other than tab, newline and carriage return; U+FFFE, U+FFFF)
+/// are written as visible escapes (`\x01`, `\u{fffe}`), so the report stays well-formed
+/// whatever the input holds; a carriage return as a character reference, which XML keeps.
 fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -22,8 +25,16 @@ fn xml(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if u32::from(c) < 0x20 => {}
+            '\r' => out.push_str("&#13;"),
+            '\t' | '\n' => out.push(c),
+            c if u32::from(c) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+                let code = u32::from(c);
+                if code <= 0xff {
+                    let _ = write!(out, "\\x{code:02x}");
+                } else {
+                    let _ = write!(out, "\\u{{{code:04x}}}");
+                }
+            }
             c => out.push(c),
         }
     }
@@ -99,5 +110,20 @@ impl Reporter for Junit {
         }
         xml_out.push_str("</testsuites>\n");
         out.write_all(xml_out.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml;
+
+    #[test]
+    fn characters_xml_forbids_become_visible() {
+        assert_eq!(xml("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
+        assert_eq!(xml("t\tn\nr\r"), "t\tn\nr&#13;");
+        assert_eq!(
+            xml("\u{0}\u{1b}\u{fffe}\u{ffff}\u{fffd}"),
+            "\\x00\\x1b\\u{fffe}\\u{ffff}\u{fffd}"
+        );
     }
 }

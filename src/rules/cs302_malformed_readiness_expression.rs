@@ -34,7 +34,12 @@ fn check(ctx: &Context, sink: &mut Sink) {
             } else {
                 READINESS_SUCCESS
             };
-            let pointer = format!("{}^", " ".repeat(error.offset.min(e.text.len())));
+            // The expression is shown on one line (escaped); the pointer counts the escapes.
+            let before = e
+                .text
+                .get(..error.offset.min(e.text.len()))
+                .map_or(0, |t| crate::safe::one_line(t).len());
+            let pointer = format!("{}^", " ".repeat(before));
             sink.push(
                 Diagnostic::new(
                     &MALFORMED_READINESS_EXPRESSION,
@@ -47,7 +52,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 )
                 .doc(doc)
                 .label("this expression cannot be evaluated")
-                .note(format!("in the expression:\n{}\n{pointer}", e.text))
+                .note_lines(&["in the expression:", &e.text, &pointer])
                 .help("write `{<jsonpath>} <op> <value>` with spaces around the operator, e.g. `{.readyReplicas} >= 1`"),
             );
         }

@@ -14,6 +14,7 @@ mod apply;
 mod dialect_kapp;
 mod dialects;
 mod diff;
+mod escaping;
 mod helm_call;
 mod hostile;
 mod hostile_input;

@@ -8,21 +8,26 @@ use std::fmt::Write as _;
 use super::{Sides, counts, name, plan_notes};
 use crate::diff::{Diff, OrderChange, Place, touched_places};
 use crate::lint::Finding;
+use crate::safe;
 
 /// Rows per table: a comment stays readable (and under GitHub's size limit); the JSON format
 /// lists everything.
 const ROWS: usize = 50;
 
-/// A Markdown table cell: no line breaks, no unescaped pipes.
+/// A Markdown table cell (already Markdown, its text from the charts escaped): no line
+/// breaks, no unescaped pipes.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
-/// A Mermaid label: quotes and angle brackets as entities.
+/// A Mermaid label from the charts.
 fn label(text: &str) -> String {
-    text.replace('"', "#quot;")
-        .replace('<', "#lt;")
-        .replace('>', "#gt;")
+    safe::mermaid_label(text)
+}
+
+/// Text from the charts as Markdown prose.
+fn prose(text: &str) -> String {
+    safe::markdown(text)
 }
 
 fn table(md: &mut String, title: &str, header: &[&str], rows: Vec<Vec<String>>) {
@@ -52,7 +57,7 @@ fn table_of(md: &mut String, title: &str, header: &[&str], total: usize, rows: V
 }
 
 fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'"))
+    safe::markdown_code(text)
 }
 
 fn names(resources: &[crate::lint::ResourceRef]) -> String {
@@ -73,7 +78,7 @@ fn order_rows(changes: &[OrderChange]) -> Vec<Vec<String>> {
             vec![
                 names(&c.before),
                 names(&c.after),
-                format!("{} → {}", c.before_place, c.after_place),
+                prose(&format!("{} → {}", c.before_place, c.after_place)),
             ]
         })
         .collect()
@@ -92,7 +97,7 @@ fn finding_rows(findings: &[Finding]) -> Vec<Vec<String>> {
                         ..r.clone()
                     }))
                 }),
-                f.message.clone(),
+                safe::markdown_message(&f.message),
                 code(&format!("{}:{}", f.location.file, f.location.line)),
             ]
         })
@@ -191,7 +196,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
         }
     }
     for note in plan_notes(diff) {
-        let _ = writeln!(md, "> [!WARNING]\n> {note}\n");
+        let _ = writeln!(md, "> [!WARNING]\n> {}\n", prose(note));
     }
     if let Some(drawing) = mermaid(diff) {
         md.push_str(&drawing);
@@ -202,7 +207,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
         &["Resource", "In"],
         diff.added
             .iter()
-            .map(|l| vec![code(&name(&l.resource)), l.place.to_string()])
+            .map(|l| vec![code(&name(&l.resource)), prose(&l.place.to_string())])
             .collect(),
     );
     table(
@@ -211,7 +216,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
         &["Resource", "From"],
         diff.removed
             .iter()
-            .map(|l| vec![code(&name(&l.resource)), l.place.to_string()])
+            .map(|l| vec![code(&name(&l.resource)), prose(&l.place.to_string())])
             .collect(),
     );
     table(
@@ -223,8 +228,8 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
             .map(|m| {
                 vec![
                     code(&name(&m.resource)),
-                    m.from.to_string(),
-                    m.to.to_string(),
+                    prose(&m.from.to_string()),
+                    prose(&m.to.to_string()),
                 ]
             })
             .collect(),
@@ -252,7 +257,7 @@ pub fn render(diff: &Diff, sides: &Sides) -> String {
             .map(|w| {
                 vec![
                     code(&name(&w.resource)),
-                    w.place.to_string(),
+                    prose(&w.place.to_string()),
                     code(&w.from.to_string()),
                     code(&w.to.to_string()),
                 ]

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::{Sides, counts, name, plan_notes};
 use crate::diff::{Diff, OrderChange};
 use crate::lint::Finding;
-use crate::report::safe::terminal_safe;
+use crate::safe::{one_line, terminal_safe};
 
 fn names(resources: &[crate::lint::ResourceRef]) -> String {
     resources.iter().map(name).collect::<Vec<_>>().join(", ")
@@ -45,8 +45,9 @@ fn finding_line(f: &Finding) -> String {
 
 pub(super) fn write(out: &mut dyn Write, diff: &Diff, sides: &Sides) -> io::Result<()> {
     let mut text = String::new();
+    // Each line is one line: a name from the charts cannot start one of its own.
     let mut line = |s: String| {
-        text.push_str(&s);
+        text.push_str(&one_line(&s));
         text.push('\n');
     };
     line(format!("--- {}", sides.old));

@@ -48,6 +48,10 @@ pub(super) fn write(
     writeln!(out, "}}")
 }
 
+/// A DOT string's content: on one line (control characters as visible escapes, whose
+/// backslash is then escaped so Graphviz shows it), quotes and backslashes escaped.
 fn escape(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"")
+    crate::safe::one_line(text)
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
 }

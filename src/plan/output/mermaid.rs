@@ -38,5 +38,5 @@ pub(super) fn write(
 }
 
 fn escape(text: &str) -> String {
-    text.replace('"', "#quot;")
+    crate::safe::mermaid_label(text)
 }

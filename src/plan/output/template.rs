@@ -6,12 +6,19 @@
 //! the plan; hooks come last, in the order Helm runs them (weight, name, kind). Like Helm, the
 //! annotation `helm.sh/depends-on/resource-groups` is removed (its key is not a valid
 //! Kubernetes annotation key) unless asked to keep it.
+//!
+//! The output is the input's documents reordered, plus the marker lines: a chart path or group
+//! name that is not plain (a line break, a control character, a leading `"`) is written in a
+//! marker as a quoted JSON string (`safe::marker_name`), so that no name can end the
+//! comment line and add a document of its own. Readers of the stream drop marker lines
+//! whatever their names (`source::split`), so `template` of this output prints it again.
 
 use std::io::{self, Write};
 
 use crate::model::annotations::DEPENDS_ON_GROUPS;
 use crate::model::{Content, DocId, Model, Placement};
 use crate::plan::Plan;
+use crate::safe::marker_name;
 
 /// What `chartseq template` prints besides the plan.
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,14 +52,15 @@ pub fn write_template(
         }
     }
     for step in &plan.steps {
-        let chart = &model.charts[step.chart].display;
-        if let Some(group) = &step.group {
+        let chart = marker_name(&model.charts[step.chart].display);
+        let group = step.group.as_deref().map(marker_name);
+        if let Some(group) = &group {
             buf.extend_from_slice(format!("## START resource-group: {chart} {group}\n").as_bytes());
         }
         for &doc in &step.resources {
             write_doc(&mut buf, model, doc, options);
         }
-        if let Some(group) = &step.group {
+        if let Some(group) = &group {
             buf.extend_from_slice(format!("## END resource-group: {chart} {group}\n").as_bytes());
         }
     }

@@ -3,9 +3,23 @@
 
 use std::io::{self, Write};
 
-use super::label;
-use crate::model::Model;
+use crate::model::{DocId, Model};
 use crate::plan::{Level, Plan};
+use crate::safe::one_line;
+
+/// A document's label, on one line: a name from the input cannot start a line of its own.
+fn label(model: &Model, doc: DocId) -> String {
+    one_line(&super::label(model, doc)).into_owned()
+}
+
+/// Names joined for a line, each on one line.
+fn names(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| one_line(n))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 pub(super) fn write(
     out: &mut dyn Write,
@@ -40,7 +54,7 @@ pub(super) fn write(
 /// A release-wide dialect: its steps in order (each waits for the one before), then what its
 /// tool never applies on install.
 fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Result<()> {
-    let root = model.charts.first().map_or("", |c| c.display.as_str());
+    let root = one_line(model.charts.first().map_or("", |c| c.display.as_str()));
     writeln!(
         out,
         "Release {root} in {} order (subcharts included; each step waits for the one before unless noted):",
@@ -55,7 +69,7 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
         writeln!(out, "  (no steps)")?;
     }
     for (i, step) in plan.steps.iter().enumerate() {
-        let what = step.group.as_deref().unwrap_or("not objects");
+        let what = one_line(step.group.as_deref().unwrap_or("not objects"));
         let resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
         let chained =
             (step.after.len() == 1 && step.after[0] + 1 == i) || (step.after.is_empty() && i == 0);
@@ -77,8 +91,8 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
                     out,
                     "  {} waits for {}, from {}",
                     label(model, doc),
-                    e.written(),
-                    e.key
+                    one_line(&e.written()),
+                    one_line(&e.key)
                 )?;
             }
         }
@@ -142,13 +156,13 @@ fn write_level(
     let chart = &model.charts[level.chart];
     // NOTE: `helm dag` writes nested levels as `parent/charts/sub`; chartseq names them
     // `parent/sub` here too, as lint, JSON and Helm's own template markers do.
-    writeln!(out, "{indent}Chart: {}", chart.display)?;
+    writeln!(out, "{indent}Chart: {}", one_line(&chart.display))?;
     if level.subchart_batches.is_empty() {
         writeln!(out, "{indent}  Subchart batches: (none)")?;
     } else {
         writeln!(out, "{indent}  Subchart batches:")?;
         for (i, batch) in level.subchart_batches.iter().enumerate() {
-            writeln!(out, "{indent}    Batch {}: {}", i + 1, batch.join(", "))?;
+            writeln!(out, "{indent}    Batch {}: {}", i + 1, names(batch))?;
         }
     }
     if level.group_batches.is_empty() {
@@ -156,7 +170,7 @@ fn write_level(
     } else {
         writeln!(out, "{indent}  Resource-group batches:")?;
         for (i, batch) in level.group_batches.iter().enumerate() {
-            writeln!(out, "{indent}    Batch {}: {}", i + 1, batch.join(", "))?;
+            writeln!(out, "{indent}    Batch {}: {}", i + 1, names(batch))?;
         }
     }
     if !level.unsequenced.is_empty() {
@@ -195,11 +209,11 @@ fn write_uninstall(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Resul
     write_hooks(out, model, plan, "pre-delete")?;
     writeln!(out, "Uninstall order (exact reverse of install):")?;
     for (i, step) in plan.uninstall_steps().iter().enumerate() {
-        let chart = &model.charts[step.chart].display;
-        let what = step
-            .group
-            .as_deref()
-            .map_or_else(|| "unsequenced".to_owned(), |g| format!("group {g}"));
+        let chart = one_line(&model.charts[step.chart].display);
+        let what = step.group.as_deref().map_or_else(
+            || "unsequenced".to_owned(),
+            |g| format!("group {}", one_line(g)),
+        );
         let mut resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
         resources.dedup();
         writeln!(out, "  {}. {chart} {what}: {}", i + 1, resources.join(", "))?;
