@@ -679,6 +679,8 @@ impl InputArgs {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum PlanFormatArg {
     Text,
+    /// Exactly what the reference implementation's `helm dag` prints.
+    Dag,
     Json,
     Dot,
     Mermaid,
@@ -921,6 +923,7 @@ fn run(
         Command::Plan(args) => {
             let format = match args.format {
                 PlanFormatArg::Text => PlanFormat::Text,
+                PlanFormatArg::Dag => PlanFormat::Dag,
                 PlanFormatArg::Json => PlanFormat::Json,
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
@@ -929,6 +932,13 @@ fn run(
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
+                )));
+            }
+            if matches!(args.format, PlanFormatArg::Dag)
+                && (args.uninstall || !matches!(args.dialect, DialectArg::Hip))
+            {
+                return Err(commands::Failure::Tool(crate::error::Error::new(
+                    "--format dag prints what `helm dag` prints, the HIP-0025 install order only: it takes neither --uninstall nor another --dialect than hip",
                 )));
             }
             commands::plan(

@@ -545,3 +545,90 @@ fn conformance_hook_chart_strips_the_invalid_key_from_hooks() {
 }
 
 mod helm_parity;
+
+/// `plan --format dag` prints exactly what the split HIP-0025 pull requests' `helm dag`
+/// prints: their golden files (`fixtures/conformance/dag-v3/README.md` names each source).
+#[test]
+fn dag_format_is_the_reference_output() {
+    for case in [
+        "linear",
+        "diamond",
+        "nested",
+        "sequenced-groups",
+        "sequenced-isolated",
+    ] {
+        let dir = fixture(&format!("conformance/dag-v3/{case}"));
+        let chart = std::fs::read_dir(&dir)
+            .expect("case dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("Chart.yaml").is_file())
+            .expect("chart dir");
+        let (code, dag, err) = run(chartseq()
+            .arg("plan")
+            .arg(dir.join("rendered.yaml"))
+            .arg("--chart")
+            .arg(&chart)
+            .args(["--format", "dag"]));
+        assert_eq!(code, 0, "{case}: {err}");
+        assert_eq!(err, "", "{case}: a v3 chart plans without a word");
+        let expected = std::fs::read_to_string(dir.join("dag.txt")).expect("dag.txt");
+        assert_eq!(dag, expected, "{case}: differs from `helm dag`");
+    }
+}
+
+/// `--format dag` is the install order of HIP-0025 only, as `helm dag` prints it.
+#[test]
+fn dag_format_takes_no_uninstall_or_other_dialect() {
+    let dir = fixture("conformance/dag-v3/linear");
+    for extra in [&["--uninstall"][..], &["--dialect", "argo"][..]] {
+        let (code, out, err) = run(chartseq()
+            .arg("plan")
+            .arg(dir.join("rendered.yaml"))
+            .arg("--chart")
+            .arg(dir.join("linear"))
+            .args(["--format", "dag"])
+            .args(extra));
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(out.is_empty());
+        assert!(err.contains("--format dag"), "{err}");
+    }
+}
+
+/// Every loaded chart is a level of the plan, in text and JSON alike: a subchart with values
+/// but no `templates/` folder (Helm's `frobnitz` fixture: `mariner`'s `albatross`) as much as
+/// one whose templates render nothing. `--format dag` leaves it out, as `helm dag` does.
+#[test]
+fn a_subchart_without_templates_is_a_level() {
+    let args = |format: &str| {
+        run(chartseq()
+            .args(["plan", "fixtures/plan-levels/rendered.yaml"])
+            .args([
+                "--chart",
+                "fixtures/plan-levels/mariner",
+                "--format",
+                format,
+            ]))
+    };
+    let (code, text, err) = args("text");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("    Batch 1: albatross\n")
+            && text.contains("  Chart: mariner/albatross\n    Subchart batches: (none)\n"),
+        "{text}"
+    );
+    let (_, json, _) = args("json");
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let charts: Vec<&str> = doc["levels"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .map(|l| l["chart"].as_str().expect("chart"))
+        .collect();
+    assert_eq!(charts, ["mariner", "mariner/albatross"]);
+    let (_, dag, _) = args("dag");
+    assert!(
+        dag.contains("Batch 1: albatross") && !dag.contains("Chart: mariner/charts/albatross"),
+        "{dag}"
+    );
+}
