@@ -84,7 +84,7 @@ mod cs104_undeclared_subchart;
 mod cs105_subchart_rendered_while_disabled;
 mod cs201_malformed_annotation_value;
 mod cs202_unknown_sequencing_annotation;
-mod cs203_sequencing_in_chart_v2;
+pub(crate) mod cs203_sequencing_in_chart_v2;
 mod cs204_invalid_metadata_key;
 mod cs301_one_sided_readiness;
 mod cs302_malformed_readiness_expression;
