@@ -44,7 +44,8 @@ pub enum Command {
     /// List every rule.
     Rules(RulesArgs),
     /// Judge recorded objects' readiness offline (custom expressions or kstatus), e.g. the
-    /// output of `kubectl get -o yaml`.
+    /// output of `kubectl get -o yaml`. Helm with HIP-0025 judges the same way on a plain
+    /// `--wait` too, not only with `--wait=ordered`.
     Readiness(ReadinessArgs),
     /// Install or upgrade a release, sequenced: CRDs, pre hooks, the plan as a DAG, post hooks.
     #[cfg(feature = "apply")]
@@ -743,8 +744,16 @@ pub struct TemplateArgs {
     /// Whose order to print the documents in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
-    /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
-    #[arg(long = "keep-sequencing-annotations")]
+    /// Remove `helm.sh/depends-on/resource-groups` (not a valid annotation key: `kubectl apply`
+    /// refuses it). Helm's `helm template` keeps it, and so does chartseq unless asked.
+    #[arg(long = "strip-sequencing-annotations")]
+    pub strip_sequencing_annotations: bool,
+    /// Kept for scripts written when stripping was the default; the key is kept anyway.
+    #[arg(
+        long = "keep-sequencing-annotations",
+        hide = true,
+        conflicts_with = "strip_sequencing_annotations"
+    )]
     pub keep_sequencing_annotations: bool,
     /// Print the chart's crds/ documents first, as `helm template --include-crds` does (a
     /// rendered stream is always printed whole; plan, lint and apply always read crds/).
@@ -954,7 +963,7 @@ fn run(
             let input = args.input.to_input();
             let options = crate::plan::output::TemplateOptions {
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
-                keep_sequencing_annotations: args.keep_sequencing_annotations,
+                keep_sequencing_annotations: !args.strip_sequencing_annotations,
             };
             commands::template(&input, args.dialect.choice(), options, out, err)
         }

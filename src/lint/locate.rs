@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 
 use super::{Context, Diagnostic, Finding, Label, Position, ResourceRef};
+use crate::lint::Severity;
 use crate::model::{DocId, Model};
 use crate::parse::Span;
 use crate::source::{FileId, Loc, SourceFile};
@@ -88,6 +89,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
     let source_path = primary
         .doc
         .and_then(|doc| model.documents[doc].source_path.clone());
+    let reference_severity = reference_note(model, d.rule.code, severity, &mut notes);
     Finding {
         code: d.rule.code,
         name: d.rule.name,
@@ -103,6 +105,47 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         source_path,
         guessed,
         value_sets: Vec::new(),
+        reference_severity,
+    }
+}
+
+/// The reference's `helm lint` severity where it differs from chartseq's, and a note saying
+/// so where a person would otherwise expect helm to agree (a check it has, at another
+/// severity or not on this chart), and what its install does where chartseq's refuses.
+fn reference_note(
+    model: &Model,
+    code: &str,
+    severity: Severity,
+    notes: &mut Vec<String>,
+) -> Option<&'static str> {
+    // A stream without its chart: no known apiVersion, read as the v3 the reference needs.
+    let version = model
+        .charts
+        .first()
+        .and_then(|c| c.info.as_ref())
+        .map(|i| i.meta.api_version.as_deref().unwrap_or("v1"));
+    let chart_v3 = version.is_none_or(|v| v == "v3");
+    let reference = crate::rules::reference_severity(code, chart_v3);
+    match (reference, version) {
+        (None, Some(v)) if crate::rules::reference_severity(code, true).is_some() => {
+            notes.push(format!(
+                "helm lint checks this only in apiVersion v3 charts (this chart is {v})"
+            ));
+        }
+        (Some(r), _) if r != severity => notes.push(format!(
+            "helm lint reports this as {}, not {}",
+            r.as_str(),
+            severity.as_str()
+        )),
+        _ => {}
+    }
+    if code == "CS101" && chart_v3 {
+        notes.push("helm install --wait=ordered installs anyway: it warns and moves the group to the unsequenced batch; chartseq apply refuses (`--no-lint` installs as helm does)".to_owned());
+    }
+    match reference {
+        Some(r) if r == severity => None,
+        Some(r) => Some(r.as_str()),
+        None => Some("none"),
     }
 }
 

@@ -178,6 +178,7 @@ mod tests {
             source_path: None,
             guessed: false,
             value_sets: Vec::new(),
+            reference_severity: None,
         }
     }
 

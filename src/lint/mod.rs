@@ -204,6 +204,9 @@ pub struct Finding {
     pub guessed: bool,
     /// With `--values-matrix`: the value sets the finding appears under (empty otherwise).
     pub value_sets: Vec<String>,
+    /// The reference implementation's `helm lint` severity (`error`, `warning`, or `none`
+    /// when it does not check this) where it differs from `severity`; `None` where they agree.
+    pub reference_severity: Option<&'static str>,
 }
 
 impl Finding {

@@ -82,6 +82,9 @@ pub(crate) fn diagnostic(f: &crate::lint::Finding) -> Value {
     if !f.value_sets.is_empty() {
         d["value_sets"] = json!(f.value_sets);
     }
+    if let Some(reference) = f.reference_severity {
+        d["reference_severity"] = json!(reference);
+    }
     d
 }
 

@@ -97,11 +97,17 @@ fn template_output_for_fixture_charts() {
     for name in ["diamond", "demotions", "platform", "isolated-multi"] {
         let rendered = format!("fixtures/charts/{name}.rendered.yaml");
         let chart = format!("fixtures/charts/{name}");
-        let (code, out, err) = run(chartseq().args(["template", &rendered, "--chart", &chart]));
+        let (code, out, err) = run(chartseq().args([
+            "template",
+            &rendered,
+            "--chart",
+            &chart,
+            "--strip-sequencing-annotations",
+        ]));
         assert_eq!(code, 0, "{name}: {err}");
         assert!(
             !out.contains("helm.sh/depends-on/resource-groups"),
-            "{name}: the invalid key must be stripped"
+            "{name}: the invalid key is stripped when asked"
         );
         settings.bind(|| insta::assert_snapshot!(format!("template_{name}"), out));
     }
@@ -265,11 +271,13 @@ fn conformance_with_the_reference_implementation() {
             .flat_map(|l| [l, "\n"])
             .collect();
         assert_eq!(chart_section, dag, "{case}: plan differs from `helm dag`");
+        // That pull request's `helm template` stripped the key; the split ones keep it.
         let (code, template, err) = run(chartseq()
             .arg("template")
             .arg(&rendered)
             .arg("--chart")
-            .arg(&chart));
+            .arg(&chart)
+            .arg("--strip-sequencing-annotations"));
         assert_eq!(code, 0, "{case}: {err}");
         let expected = std::fs::read_to_string(dir.join("template-ordered.txt"))
             .expect("template-ordered.txt");
@@ -521,7 +529,8 @@ fn conformance_hook_chart_strips_the_invalid_key_from_hooks() {
         .arg("template")
         .arg(dir.join("rendered-helm-v4.1.4.yaml"))
         .arg("--chart")
-        .arg(dir.join("sequenced-hook-chart")));
+        .arg(dir.join("sequenced-hook-chart"))
+        .arg("--strip-sequencing-annotations"));
     assert_eq!(code, 0, "{err}");
     let hook = out
         .split("\n---\n")
@@ -541,6 +550,42 @@ fn conformance_hook_chart_strips_the_invalid_key_from_hooks() {
     assert!(
         lint.contains("CS401"),
         "sequencing annotations on a hook are reported: {lint}"
+    );
+}
+
+/// `helm template` of the split pull requests keeps `helm.sh/depends-on/resource-groups` (Helm
+/// removes it only before it applies an object, and keeps it in the stored release): so does
+/// `chartseq template`, byte for byte; `--strip-sequencing-annotations` removes it for
+/// `kubectl apply` pipelines.
+#[test]
+fn template_keeps_the_depends_on_key_as_helm_template_does() {
+    let dir = fixture("conformance/tc-sequenced-chart");
+    let template = |extra: &[&str]| {
+        run(chartseq()
+            .arg("template")
+            .arg(dir.join("rendered-helm-v4.1.4.yaml"))
+            .arg("--chart")
+            .arg(dir.join("sequenced-chart"))
+            .args(extra))
+    };
+    let input = std::fs::read_to_string(dir.join("rendered-helm-v4.1.4.yaml")).expect("input");
+    let kept = input.matches("helm.sh/depends-on/resource-groups").count();
+    assert!(kept > 0);
+    let (code, out, err) = template(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.matches("helm.sh/depends-on/resource-groups").count(),
+        kept,
+        "{out}"
+    );
+    let (code, old, err) = template(&["--keep-sequencing-annotations"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(old, out, "the former flag is accepted and changes nothing");
+    let (code, stripped, err) = template(&["--strip-sequencing-annotations"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !stripped.contains("helm.sh/depends-on/resource-groups"),
+        "{stripped}"
     );
 }
 
