@@ -24,7 +24,7 @@ fn position(p: &Position) -> Value {
 /// document (no chart on disk).
 fn location(f: &crate::lint::Finding) -> Value {
     let mut location = position(&f.location);
-    location["exact"] = json!(!f.guessed);
+    location["exact"] = json!(!f.guessed && !f.approximate);
     location
 }
 

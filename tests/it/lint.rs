@@ -744,3 +744,22 @@ fn findings_carry_the_reference_severity_where_it_differs() {
         "{cycle}"
     );
 }
+
+/// A readiness annotation written in both branches of an `if` inside a `range`: the finding
+/// names the template line of the branch that rendered, as an exact line.
+#[test]
+fn a_finding_names_the_branch_that_rendered() {
+    let (_, out, err) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS301/range_branches/stream.yaml",
+        "--chart",
+        "fixtures/rules/CS301/range_branches/app",
+        "--format",
+        "json",
+    ]));
+    let doc: serde_json::Value = serde_json::from_str(&out).expect(&err);
+    let location = &doc["diagnostics"][0]["location"];
+    assert_eq!(doc["diagnostics"][0]["code"], "CS301", "{doc}");
+    assert_eq!(location["line"], 28, "{location}");
+    assert_eq!(location["exact"], true, "{location}");
+}
