@@ -44,7 +44,8 @@ pub enum Command {
     /// List every rule.
     Rules(RulesArgs),
     /// Judge recorded objects' readiness offline (custom expressions or kstatus), e.g. the
-    /// output of `kubectl get -o yaml`.
+    /// output of `kubectl get -o yaml`. Helm with HIP-0025 judges the same way on a plain
+    /// `--wait` too, not only with `--wait=ordered`.
     Readiness(ReadinessArgs),
     /// Install or upgrade a release, sequenced: CRDs, pre hooks, the plan as a DAG, post hooks.
     #[cfg(feature = "apply")]
@@ -697,6 +698,8 @@ impl InputArgs {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum PlanFormatArg {
     Text,
+    /// Exactly what the reference implementation's `helm dag` prints.
+    Dag,
     Json,
     Dot,
     Mermaid,
@@ -759,8 +762,16 @@ pub struct TemplateArgs {
     /// Whose order to print the documents in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
-    /// Keep `helm.sh/depends-on/resource-groups` (Helm strips it: it is not a valid annotation key).
-    #[arg(long = "keep-sequencing-annotations")]
+    /// Remove `helm.sh/depends-on/resource-groups` (not a valid annotation key: `kubectl apply`
+    /// refuses it). Helm's `helm template` keeps it, and so does chartseq unless asked.
+    #[arg(long = "strip-sequencing-annotations")]
+    pub strip_sequencing_annotations: bool,
+    /// Kept for scripts written when stripping was the default; the key is kept anyway.
+    #[arg(
+        long = "keep-sequencing-annotations",
+        hide = true,
+        conflicts_with = "strip_sequencing_annotations"
+    )]
     pub keep_sequencing_annotations: bool,
     /// Print the chart's crds/ documents first, as `helm template --include-crds` does (a
     /// rendered stream is always printed whole; plan, lint and apply always read crds/).
@@ -959,6 +970,7 @@ fn run(
         Command::Plan(args) => {
             let format = match args.format {
                 PlanFormatArg::Text => PlanFormat::Text,
+                PlanFormatArg::Dag => PlanFormat::Dag,
                 PlanFormatArg::Json => PlanFormat::Json,
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
@@ -967,6 +979,13 @@ fn run(
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
+                )));
+            }
+            if matches!(args.format, PlanFormatArg::Dag)
+                && (args.uninstall || !matches!(args.dialect, DialectArg::Hip))
+            {
+                return Err(commands::Failure::Tool(crate::error::Error::new(
+                    "--format dag prints what `helm dag` prints, the HIP-0025 install order only: it takes neither --uninstall nor another --dialect than hip",
                 )));
             }
             commands::plan(
@@ -982,7 +1001,7 @@ fn run(
             let input = args.input.to_input();
             let options = crate::plan::output::TemplateOptions {
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
-                keep_sequencing_annotations: args.keep_sequencing_annotations,
+                keep_sequencing_annotations: !args.strip_sequencing_annotations,
             };
             commands::template(&input, args.dialect.choice(), options, out, err)
         }

@@ -580,6 +580,9 @@ pub fn apply(
         return Ok(Outcome::Findings);
     }
     super::report_values_mismatch(&model, err)?;
+    if dialect == plan::Dialect::Hip {
+        super::report_outside_v3(&model, &settings.input, err)?;
+    }
     if super::report_bad_documents(&model, err)? && !settings.no_lint {
         writeln!(
             err,

@@ -93,6 +93,31 @@ pub(crate) fn report_values_mismatch(model: &Model, err: &mut dyn Write) -> io::
     Ok(())
 }
 
+/// Says what each Helm does with a release that carries sequencing while its chart is not
+/// `apiVersion: v3`, and that chartseq sequences it anyway: CS203's message and help, so that
+/// `plan`, `template` and `apply` say what `lint` says.
+pub(crate) fn report_outside_v3(
+    model: &Model,
+    input: &Input,
+    err: &mut dyn Write,
+) -> io::Result<()> {
+    let Some(found) = crate::rules::cs203_sequencing_in_chart_v2::outside_v3(model) else {
+        return Ok(());
+    };
+    // The same advice as lint's: helm is asked only when it rendered the chart.
+    let chart_v3 = if matches!(input.target, crate::model::InputTarget::Chart(_)) {
+        crate::source::helm::chart_v3(input.helm.helm.as_deref())
+    } else {
+        crate::source::helm::ChartV3::Unknown
+    };
+    let line = format!(
+        "warning[CS203]: {}\n  help: {}",
+        found.message(),
+        crate::rules::cs203_sequencing_in_chart_v2::advice(&chart_v3, &found.version)
+    );
+    writeln!(err, "{}", crate::report::safe::terminal_safe(&line))
+}
+
 fn load_and_plan(
     input: &Input,
     dialect: plan::detect::Choice,
@@ -104,6 +129,9 @@ fn load_and_plan(
         .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
     let bad = report_bad_documents(&model, err)?;
     report_values_mismatch(&model, err)?;
+    if dialect == plan::Dialect::Hip {
+        report_outside_v3(&model, input, err)?;
+    }
     let plan = plan::plan_in(&model, dialect);
     Ok((model, plan, bad))
 }
@@ -176,7 +204,13 @@ pub fn plan(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    with_plan(input, dialect, out, err, |out, model, plan| {
+    // `helm dag` refuses a chart that is not `apiVersion: v3`, sequencing or not; said after
+    // the output, which is what it would print for the same chart as v3.
+    let mut refused = None;
+    let outcome = with_plan(input, dialect, out, err, |out, model, plan| {
+        if format == PlanFormat::Dag {
+            refused = dag_refusal(model);
+        }
         if format != PlanFormat::Text {
             return output::write_plan(out, model, plan, format, uninstall);
         }
@@ -184,6 +218,22 @@ pub fn plan(
         let mut text = Vec::new();
         output::write_plan(&mut text, model, plan, format, uninstall)?;
         out.write_all(&crate::safe::bytes(&text))
+    })?;
+    if let Some(line) = refused {
+        writeln!(err, "{}", crate::safe::terminal_safe(&line))?;
+    }
+    Ok(outcome)
+}
+
+/// What `helm dag` says instead of the DAG when the chart is not `apiVersion: v3`.
+fn dag_refusal(model: &Model) -> Option<String> {
+    let info = model.charts.first()?.info.as_ref()?;
+    let version = info.meta.api_version.as_deref().unwrap_or("v1");
+    (version != "v3").then(|| {
+        format!(
+            "warning: `helm dag` refuses this chart (`helm dag requires chart apiVersion v3 (chart \"{}\" has apiVersion {version})`); above is what it prints for the same chart as apiVersion v3",
+            info.meta.name
+        )
     })
 }
 

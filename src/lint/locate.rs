@@ -10,8 +10,10 @@
 //! counted from the start of the rendered document.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use super::{Context, Diagnostic, Finding, Label, Position, ResourceRef};
+use crate::lint::Severity;
 use crate::model::{DocId, Model};
 use crate::parse::Span;
 use crate::source::{FileId, Loc, SourceFile};
@@ -37,6 +39,9 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
     let primary = map(model, d.loc);
     if let Some(note) = &primary.fallback {
         notes.push(crate::safe::one_line(note).into_owned());
+    }
+    if primary.approximate {
+        notes.push("the template writes this line in several places (a `range` or an `if`) and which one rendered it cannot be told: the line shown is approximate".to_owned());
     }
     let mut guessed = false;
     let location = match (primary.template, primary.doc) {
@@ -88,6 +93,7 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
     let source_path = primary
         .doc
         .and_then(|doc| model.documents[doc].source_path.clone());
+    let reference_severity = reference_note(model, d.rule.code, severity, &mut notes);
     Finding {
         code: d.rule.code,
         name: d.rule.name,
@@ -102,7 +108,49 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         labels,
         source_path,
         guessed,
+        approximate: primary.approximate,
         value_sets: Vec::new(),
+        reference_severity,
+    }
+}
+
+/// The reference's `helm lint` severity where it differs from chartseq's, and a note saying
+/// so where a person would otherwise expect helm to agree (a check it has, at another
+/// severity or not on this chart), and what its install does where chartseq's refuses.
+fn reference_note(
+    model: &Model,
+    code: &str,
+    severity: Severity,
+    notes: &mut Vec<String>,
+) -> Option<&'static str> {
+    // A stream without its chart: no known apiVersion, read as the v3 the reference needs.
+    let version = model
+        .charts
+        .first()
+        .and_then(|c| c.info.as_ref())
+        .map(|i| i.meta.api_version.as_deref().unwrap_or("v1"));
+    let chart_v3 = version.is_none_or(|v| v == "v3");
+    let reference = crate::rules::reference_severity(code, chart_v3);
+    match (reference, version) {
+        (None, Some(v)) if crate::rules::reference_severity(code, true).is_some() => {
+            notes.push(format!(
+                "helm lint checks this only in apiVersion v3 charts (this chart is {v})"
+            ));
+        }
+        (Some(r), _) if r != severity => notes.push(format!(
+            "helm lint reports this as {}, not {}",
+            r.as_str(),
+            severity.as_str()
+        )),
+        _ => {}
+    }
+    if code == "CS101" && chart_v3 {
+        notes.push("helm install --wait=ordered installs anyway: it warns and moves the group to the unsequenced batch; chartseq apply refuses (`--no-lint` installs as helm does)".to_owned());
+    }
+    match reference {
+        Some(r) if r == severity => None,
+        Some(r) => Some(r.as_str()),
+        None => Some("none"),
     }
 }
 
@@ -154,6 +202,8 @@ struct Mapped {
     rendered: Option<Position>,
     doc: Option<DocId>,
     fallback: Option<String>,
+    /// The template writes the line in several places and the one shown is a best guess.
+    approximate: bool,
 }
 
 fn position(file: &SourceFile, span: Span, name: Option<&str>) -> Position {
@@ -185,6 +235,7 @@ fn map(model: &Model, loc: Loc) -> Mapped {
             rendered: None,
             doc: None,
             fallback: None,
+            approximate: false,
         };
     }
     let stream = model.sources.get(model.stream);
@@ -196,9 +247,13 @@ fn map(model: &Model, loc: Loc) -> Mapped {
             rendered,
             doc,
             fallback: None,
+            approximate: false,
         };
     };
-    let found = find_in_template(model, doc_id, template, loc);
+    let (found, approximate) = match find_in_template(model, doc_id, template, loc) {
+        Some((found, approximate)) => (Some(found), approximate),
+        None => (None, false),
+    };
     let fallback = found.is_none().then(|| {
         format!(
             "{} does not contain this line (it comes from a helper or from values): the rendered line is shown",
@@ -210,6 +265,7 @@ fn map(model: &Model, loc: Loc) -> Mapped {
         rendered,
         doc,
         fallback,
+        approximate,
     }
 }
 
@@ -283,7 +339,86 @@ pub fn line_bounds(bytes: &[u8], offset: usize) -> std::ops::Range<usize> {
     start..end
 }
 
-fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Option<Loc> {
+/// Trimmed lines that say something about where a line sits (no blanks, no template actions).
+fn context_lines<'t>(lines: impl Iterator<Item = &'t str>) -> BTreeSet<&'t str> {
+    lines
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.contains("{{") && *l != "---")
+        .collect()
+}
+
+/// Whether a template line opens, divides or closes a branch (`if`, `else`, `range`, `with`,
+/// `end`): context read across it would belong to another branch.
+fn is_branch_line(line: &str) -> bool {
+    let t = line
+        .trim()
+        .trim_start_matches("{{")
+        .trim_start_matches('-')
+        .trim_start();
+    line.trim().starts_with("{{")
+        && ["if ", "else", "range ", "with ", "end", "define "]
+            .iter()
+            .any(|w| t.starts_with(w))
+}
+
+/// Among template lines that all match a rendered line, the one whose neighbourhood (read
+/// within its own branch, before and after apart) looks most like the rendered line's: the
+/// branch that rendered, when a `range` or an `if` writes the same key in several places.
+/// `None` on a tie.
+fn by_context(
+    rendered: &str,
+    rendered_at: usize,
+    template: &str,
+    candidates: &[(usize, &str)],
+) -> Option<usize> {
+    const WINDOW: usize = 8;
+    let rendered_lines: Vec<&str> = lines(rendered).map(|(_, l)| l).collect();
+    let at = lines(rendered)
+        .position(|(start, l)| start <= rendered_at && rendered_at <= start + l.len())?;
+    let before = context_lines(
+        rendered_lines[at.saturating_sub(WINDOW)..at]
+            .iter()
+            .copied(),
+    );
+    let after = context_lines(
+        rendered_lines
+            [(at + 1).min(rendered_lines.len())..(at + 1 + WINDOW).min(rendered_lines.len())]
+            .iter()
+            .copied(),
+    );
+    let template_lines: Vec<&str> = lines(template).map(|(_, l)| l).collect();
+    let starts: Vec<usize> = lines(template).map(|(s, _)| s).collect();
+    let scores: Vec<usize> = candidates
+        .iter()
+        .map(|&(start, _)| {
+            let i = starts.partition_point(|&s| s < start);
+            let up = context_lines(
+                template_lines[..i]
+                    .iter()
+                    .rev()
+                    .take(WINDOW)
+                    .take_while(|l| !is_branch_line(l))
+                    .copied(),
+            );
+            let down = context_lines(
+                template_lines[(i + 1).min(template_lines.len())..]
+                    .iter()
+                    .take(WINDOW)
+                    .take_while(|l| !is_branch_line(l))
+                    .copied(),
+            );
+            up.intersection(&before).count() + down.intersection(&after).count()
+        })
+        .collect();
+    let best = *scores.iter().max()?;
+    (scores.iter().filter(|&&s| s == best).count() == 1)
+        .then(|| scores.iter().position(|&s| s == best))
+        .flatten()
+}
+
+/// The template line that rendered a stream line, and whether it is a best guess (the template
+/// writes the line in several places and nothing tells which one rendered it).
+fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Option<(Loc, bool)> {
     let stream = model.sources.get(model.stream);
     let range = line_bounds(&stream.bytes, loc.span.start as usize);
     let rendered_line = String::from_utf8_lossy(&stream.bytes[range.clone()]).into_owned();
@@ -327,7 +462,34 @@ fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Op
         let candidates: Vec<(usize, &str)> = lines(&template_text)
             .filter(|(_, l)| needle.matches(l))
             .collect();
-        let Some(&(start, line)) = candidates.get(occurrence).or_else(|| candidates.last()) else {
+        // Counting occurrences is right when every template line rendered once, in order;
+        // a `range` or an `if` breaks that, and the neighbourhood decides instead.
+        let rendered_total: usize = model
+            .documents
+            .iter()
+            .filter(|d| d.template == Some(template))
+            .map(|d| {
+                lines(&stream.text(d.span))
+                    .filter(|(_, l)| needle.matches(l))
+                    .count()
+            })
+            .sum();
+        let mut approximate = false;
+        let pick = if candidates.len() > 1 && rendered_total != candidates.len() {
+            let this_text = stream.text(this.span);
+            let at = range.start.saturating_sub(this.span.start as usize);
+            by_context(&this_text, at, &template_text, &candidates).or_else(|| {
+                approximate = true;
+                None
+            })
+        } else {
+            None
+        };
+        let chosen = match pick {
+            Some(i) => candidates.get(i),
+            None => candidates.get(occurrence).or_else(|| candidates.last()),
+        };
+        let Some(&(start, line)) = chosen else {
             continue;
         };
         let t_indent = line.len() - line.trim_start().len();
@@ -347,13 +509,16 @@ fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Op
             }
             Needle::Key(_) => (t_indent, t_indent + t_trimmed.len()),
         };
-        return Some(Loc {
-            file: template,
-            span: Span {
-                start: (start + col_start) as u32,
-                end: (start + col_end) as u32,
+        return Some((
+            Loc {
+                file: template,
+                span: Span {
+                    start: (start + col_start) as u32,
+                    end: (start + col_end) as u32,
+                },
             },
-        });
+            approximate,
+        ));
     }
     None
 }
@@ -361,6 +526,26 @@ fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_branch_that_rendered_is_told_by_its_neighbours() {
+        let template = "{{- if .a }}\nkind: Job\nmetadata:\n  k: 1\n{{- else }}\nkind: Probe\nmetadata:\n  k: 2\n{{- end }}\n";
+        let candidates: Vec<(usize, &str)> = lines(template)
+            .filter(|(_, l)| l.trim_start().starts_with("k:"))
+            .collect();
+        let rendered = "kind: Probe\nmetadata:\n  k: 2\n";
+        let at = rendered.find("k:").expect("k");
+        assert_eq!(by_context(rendered, at, template, &candidates), Some(1));
+        // Nothing around the line tells the branches apart: no answer, the caller says so.
+        let same = "{{- if .a }}\nmetadata:\n  k: 1\n{{- else }}\nmetadata:\n  k: 2\n{{- end }}\n";
+        let candidates: Vec<(usize, &str)> = lines(same)
+            .filter(|(_, l)| l.trim_start().starts_with("k:"))
+            .collect();
+        assert_eq!(
+            by_context("metadata:\n  k: 3\n", 12, same, &candidates),
+            None
+        );
+    }
 
     #[test]
     fn keys_are_read_from_yaml_lines() {

@@ -180,7 +180,9 @@ mod tests {
             labels: Vec::new(),
             source_path: None,
             guessed: false,
+            approximate: false,
             value_sets: Vec::new(),
+            reference_severity: None,
         }
     }
 

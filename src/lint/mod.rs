@@ -212,8 +212,14 @@ pub struct Finding {
     /// document, not read from the template (no chart on disk): close, but where a helper's
     /// output is included the template's line differs. Never shown as exact.
     pub guessed: bool,
+    /// `location` is one of several template lines that could have rendered the finding's
+    /// line, and nothing told which: not exact.
+    pub approximate: bool,
     /// With `--values-matrix`: the value sets the finding appears under (empty otherwise).
     pub value_sets: Vec<String>,
+    /// The reference implementation's `helm lint` severity (`error`, `warning`, or `none`
+    /// when it does not check this) where it differs from `severity`; `None` where they agree.
+    pub reference_severity: Option<&'static str>,
 }
 
 impl Finding {

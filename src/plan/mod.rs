@@ -231,7 +231,8 @@ pub struct Plan {
     /// Whose order this is. For a release-wide dialect every step has `chart` 0 (the root)
     /// and spans the whole release, and `levels` is empty.
     pub dialect: Dialect,
-    /// Levels in pre-order (only levels that render something).
+    /// Levels in pre-order: every enabled chart, whether or not it renders anything (a
+    /// subchart without templates is a level too, as Helm loads it).
     pub levels: Vec<Level>,
     /// Steps in install order.
     pub steps: Vec<Step>,
@@ -388,16 +389,6 @@ struct GroupState {
 }
 
 impl Planner<'_> {
-    fn has_documents(&self, chart: ChartId) -> bool {
-        self.docs_by_chart
-            .get(&chart)
-            .is_some_and(|d| !d.is_empty())
-            || self.model.charts[chart]
-                .children
-                .iter()
-                .any(|&c| self.model.charts[c].enabled && self.has_documents(c))
-    }
-
     /// Plans one level and its subtree; returns every step index of the subtree.
     fn walk(&mut self, chart: ChartId, depth: usize, inherited: &[usize]) -> Vec<usize> {
         let level_index = self.plan.levels.len();
@@ -427,9 +418,6 @@ impl Planner<'_> {
             let Some(&child) = children.get(name) else {
                 continue;
             };
-            if !self.has_documents(child) {
-                continue;
-            }
             let mut before = inherited.to_vec();
             if undeclared.contains(name) {
                 before.extend(

@@ -24,7 +24,7 @@ fn position(p: &Position) -> Value {
 /// document (no chart on disk).
 fn location(f: &crate::lint::Finding) -> Value {
     let mut location = position(&f.location);
-    location["exact"] = json!(!f.guessed);
+    location["exact"] = json!(!f.guessed && !f.approximate);
     location
 }
 
@@ -81,6 +81,9 @@ pub(crate) fn diagnostic(f: &crate::lint::Finding) -> Value {
     });
     if !f.value_sets.is_empty() {
         d["value_sets"] = json!(f.value_sets);
+    }
+    if let Some(reference) = f.reference_severity {
+        d["reference_severity"] = json!(reference);
     }
     d
 }

@@ -4,6 +4,25 @@
 
 use crate::lint::{Context, Severity, Sink};
 
+/// How the reference implementation's `helm lint` (the split HIP-0025 pull requests,
+/// `internal/chart/v3/lint/rules/`) reports what a rule finds: its severity, or `None` when it
+/// has no such check. Its sequencing checks run only when the chart is `apiVersion: v3`
+/// (`chart_v3`); its readiness checks run on every chart.
+#[must_use]
+pub fn reference_severity(code: &str, chart_v3: bool) -> Option<Severity> {
+    match code {
+        "CS301" | "CS302" | "CS303" => Some(Severity::Error),
+        _ if !chart_v3 => None,
+        // Plan errors, and demotions (a missing or malformed prerequisite), which its lint
+        // reports as errors although its install only warns.
+        "CS001" | "CS002" | "CS004" | "CS101" | "CS102" | "CS103" | "CS201" => {
+            Some(Severity::Error)
+        }
+        "CS003" | "CS104" => Some(Severity::Warning),
+        _ => None,
+    }
+}
+
 /// One lint rule: identity, default severity, documentation and the check itself.
 pub struct Rule {
     pub code: &'static str,
@@ -84,7 +103,7 @@ mod cs104_undeclared_subchart;
 mod cs105_subchart_rendered_while_disabled;
 mod cs201_malformed_annotation_value;
 mod cs202_unknown_sequencing_annotation;
-mod cs203_sequencing_in_chart_v2;
+pub(crate) mod cs203_sequencing_in_chart_v2;
 mod cs204_invalid_metadata_key;
 mod cs301_one_sided_readiness;
 mod cs302_malformed_readiness_expression;

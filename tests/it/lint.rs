@@ -698,3 +698,68 @@ fn dialect_findings_point_at_template_lines_in_every_format() {
         "{edges:?}"
     );
 }
+
+/// Each finding carries the reference implementation's `helm lint` severity where it differs
+/// from chartseq's: `none` for a check it does not have, or for its sequencing checks on a chart
+/// that is not v3 (said in a note too); nothing where they agree. A missing group, which its
+/// install only warns about, says what `helm install --wait=ordered` does and which flag
+/// installs as it does.
+#[test]
+fn findings_carry_the_reference_severity_where_it_differs() {
+    let lint = |args: &[&str]| {
+        let (_, out, _) = run(chartseq().arg("lint").args(args).args(["--format", "json"]));
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+        doc["diagnostics"].as_array().expect("diagnostics").clone()
+    };
+    let of = |ds: &[serde_json::Value], code: &str| {
+        ds.iter()
+            .find(|d| d["code"] == code)
+            .cloned()
+            .unwrap_or_else(|| panic!("{code} in {ds:?}"))
+    };
+    // A stream without its chart: read as the v3 the reference sequences.
+    let missing = of(&lint(&["fixtures/rules/CS101/missing.yaml"]), "CS101");
+    assert!(missing.get("reference_severity").is_none(), "{missing}");
+    let notes = missing["notes"].to_string();
+    assert!(
+        notes.contains("--no-lint") && notes.contains("unsequenced batch"),
+        "{notes}"
+    );
+    let job = of(&lint(&["fixtures/rules/CS305/job_gate.yaml"]), "CS305");
+    assert_eq!(job["reference_severity"], "none", "{job}");
+    // A v2 chart: the reference's lint does not look at its groups.
+    let cycle = of(
+        &lint(&[
+            "fixtures/charts/cycle-two.rendered.yaml",
+            "--chart",
+            "fixtures/charts/cycle-two",
+        ]),
+        "CS001",
+    );
+    assert_eq!(cycle["reference_severity"], "none", "{cycle}");
+    assert!(
+        cycle["notes"]
+            .to_string()
+            .contains("only in apiVersion v3 charts (this chart is v2)"),
+        "{cycle}"
+    );
+}
+
+/// A readiness annotation written in both branches of an `if` inside a `range`: the finding
+/// names the template line of the branch that rendered, as an exact line.
+#[test]
+fn a_finding_names_the_branch_that_rendered() {
+    let (_, out, err) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS301/range_branches/stream.yaml",
+        "--chart",
+        "fixtures/rules/CS301/range_branches/app",
+        "--format",
+        "json",
+    ]));
+    let doc: serde_json::Value = serde_json::from_str(&out).expect(&err);
+    let location = &doc["diagnostics"][0]["location"];
+    assert_eq!(doc["diagnostics"][0]["code"], "CS301", "{doc}");
+    assert_eq!(location["line"], 28, "{location}");
+    assert_eq!(location["exact"], true, "{location}");
+}

@@ -97,32 +97,57 @@ fn cs203_advice_follows_the_helm_that_renders() {
     );
 }
 
-/// plan, template and the rule agree: a v2 chart's groups are sequenced (as the reference
-/// implementation does), and the rule says so rather than "Helm ignores them". `apply` runs
-/// this same plan.
+/// A v2 chart with sequencing: `plan`, `template` and `lint` each say what the reference does
+/// (refuses `--wait=ordered`, installs all at once without it) and what chartseq does
+/// (sequences it), with the same words and help, once; a v3 chart plans without a word.
+/// `apply` prints the same warning through the same function.
 #[test]
-fn v2_charts_are_sequenced_and_the_rule_says_so() {
-    let stream = "fixtures/rules/CS203/v2/stream.yaml";
-    let chart = "fixtures/rules/CS203/v2/app";
-    let (code, plan, err) = run(chartseq().args(["plan", stream, "--chart", chart]));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        plan.contains("Resource-group batches:\n    Batch 1: db"),
-        "{plan}"
-    );
-    let (code, template, err) = run(chartseq().args(["template", stream, "--chart", chart]));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        template.contains("## START resource-group: app db"),
-        "{template}"
-    );
-    let (_, lint, _) =
-        run(chartseq().args(["lint", stream, "--chart", chart, "--format", "concise"]));
-    assert!(
-        lint.contains("chartseq and the reference implementation sequence it"),
-        "{lint}"
-    );
-    assert!(!lint.contains("Helm ignores them"), "{lint}");
+fn v2_charts_are_sequenced_and_every_command_says_what_helm_does() {
+    const REFERENCE: &str =
+        "--wait=ordered requires chart apiVersion v3 (chart \"app\" has apiVersion v2)";
+    const CHARTSEQ: &str = "chartseq plans and applies it sequenced, as if it were v3";
+    for (case, v2) in [("v2", true), ("valid", false)] {
+        let stream = format!("fixtures/rules/CS203/{case}/stream.yaml");
+        let chart = format!("fixtures/rules/CS203/{case}/app");
+        let (code, plan, plan_err) = run(chartseq().args(["plan", &stream, "--chart", &chart]));
+        assert_eq!(code, 0, "{plan_err}");
+        assert!(
+            plan.contains("Resource-group batches:\n    Batch 1: db"),
+            "{case}: sequenced either way: {plan}"
+        );
+        let (code, template, template_err) =
+            run(chartseq().args(["template", &stream, "--chart", &chart]));
+        assert_eq!(code, 0, "{template_err}");
+        assert!(
+            template.contains("## START resource-group: app db"),
+            "{template}"
+        );
+        let (_, lint, _) =
+            run(chartseq().args(["lint", &stream, "--chart", &chart, "--format", "json"]));
+        let lint: serde_json::Value = serde_json::from_str(&lint).expect("json");
+        let cs203: Vec<&serde_json::Value> = lint["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|d| d["code"] == "CS203")
+            .collect();
+        if v2 {
+            assert_eq!(cs203.len(), 1, "one finding per chart: {lint}");
+            let message = cs203[0]["message"].as_str().expect("message");
+            let help = cs203[0]["help"].as_str().expect("help");
+            assert!(
+                message.contains(REFERENCE) && message.contains(CHARTSEQ),
+                "{message}"
+            );
+            for err in [&plan_err, &template_err] {
+                assert_eq!(err.matches("CS203").count(), 1, "{err}");
+                assert!(err.contains(message) && err.contains(help), "{err}");
+            }
+        } else {
+            assert!(cs203.is_empty(), "{lint}");
+            assert!(!plan_err.contains("CS203") && !template_err.contains("CS203"));
+        }
+    }
 }
 
 /// The action's script lints each chart once per `ci/*-values.yaml` file, names the file in

@@ -97,11 +97,17 @@ fn template_output_for_fixture_charts() {
     for name in ["diamond", "demotions", "platform", "isolated-multi"] {
         let rendered = format!("fixtures/charts/{name}.rendered.yaml");
         let chart = format!("fixtures/charts/{name}");
-        let (code, out, err) = run(chartseq().args(["template", &rendered, "--chart", &chart]));
+        let (code, out, err) = run(chartseq().args([
+            "template",
+            &rendered,
+            "--chart",
+            &chart,
+            "--strip-sequencing-annotations",
+        ]));
         assert_eq!(code, 0, "{name}: {err}");
         assert!(
             !out.contains("helm.sh/depends-on/resource-groups"),
-            "{name}: the invalid key must be stripped"
+            "{name}: the invalid key is stripped when asked"
         );
         settings.bind(|| insta::assert_snapshot!(format!("template_{name}"), out));
     }
@@ -265,11 +271,13 @@ fn conformance_with_the_reference_implementation() {
             .flat_map(|l| [l, "\n"])
             .collect();
         assert_eq!(chart_section, dag, "{case}: plan differs from `helm dag`");
+        // That pull request's `helm template` stripped the key; the split ones keep it.
         let (code, template, err) = run(chartseq()
             .arg("template")
             .arg(&rendered)
             .arg("--chart")
-            .arg(&chart));
+            .arg(&chart)
+            .arg("--strip-sequencing-annotations"));
         assert_eq!(code, 0, "{case}: {err}");
         let expected = std::fs::read_to_string(dir.join("template-ordered.txt"))
             .expect("template-ordered.txt");
@@ -521,7 +529,8 @@ fn conformance_hook_chart_strips_the_invalid_key_from_hooks() {
         .arg("template")
         .arg(dir.join("rendered-helm-v4.1.4.yaml"))
         .arg("--chart")
-        .arg(dir.join("sequenced-hook-chart")));
+        .arg(dir.join("sequenced-hook-chart"))
+        .arg("--strip-sequencing-annotations"));
     assert_eq!(code, 0, "{err}");
     let hook = out
         .split("\n---\n")
@@ -544,4 +553,127 @@ fn conformance_hook_chart_strips_the_invalid_key_from_hooks() {
     );
 }
 
+/// `helm template` of the split pull requests keeps `helm.sh/depends-on/resource-groups` (Helm
+/// removes it only before it applies an object, and keeps it in the stored release): so does
+/// `chartseq template`, byte for byte; `--strip-sequencing-annotations` removes it for
+/// `kubectl apply` pipelines.
+#[test]
+fn template_keeps_the_depends_on_key_as_helm_template_does() {
+    let dir = fixture("conformance/tc-sequenced-chart");
+    let template = |extra: &[&str]| {
+        run(chartseq()
+            .arg("template")
+            .arg(dir.join("rendered-helm-v4.1.4.yaml"))
+            .arg("--chart")
+            .arg(dir.join("sequenced-chart"))
+            .args(extra))
+    };
+    let input = std::fs::read_to_string(dir.join("rendered-helm-v4.1.4.yaml")).expect("input");
+    let kept = input.matches("helm.sh/depends-on/resource-groups").count();
+    assert!(kept > 0);
+    let (code, out, err) = template(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.matches("helm.sh/depends-on/resource-groups").count(),
+        kept,
+        "{out}"
+    );
+    let (code, old, err) = template(&["--keep-sequencing-annotations"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(old, out, "the former flag is accepted and changes nothing");
+    let (code, stripped, err) = template(&["--strip-sequencing-annotations"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !stripped.contains("helm.sh/depends-on/resource-groups"),
+        "{stripped}"
+    );
+}
+
 mod helm_parity;
+
+/// `plan --format dag` prints exactly what the split HIP-0025 pull requests' `helm dag`
+/// prints: their golden files (`fixtures/conformance/dag-v3/README.md` names each source).
+#[test]
+fn dag_format_is_the_reference_output() {
+    for case in [
+        "linear",
+        "diamond",
+        "nested",
+        "sequenced-groups",
+        "sequenced-isolated",
+    ] {
+        let dir = fixture(&format!("conformance/dag-v3/{case}"));
+        let chart = std::fs::read_dir(&dir)
+            .expect("case dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("Chart.yaml").is_file())
+            .expect("chart dir");
+        let (code, dag, err) = run(chartseq()
+            .arg("plan")
+            .arg(dir.join("rendered.yaml"))
+            .arg("--chart")
+            .arg(&chart)
+            .args(["--format", "dag"]));
+        assert_eq!(code, 0, "{case}: {err}");
+        assert_eq!(err, "", "{case}: a v3 chart plans without a word");
+        let expected = std::fs::read_to_string(dir.join("dag.txt")).expect("dag.txt");
+        assert_eq!(dag, expected, "{case}: differs from `helm dag`");
+    }
+}
+
+/// `--format dag` is the install order of HIP-0025 only, as `helm dag` prints it.
+#[test]
+fn dag_format_takes_no_uninstall_or_other_dialect() {
+    let dir = fixture("conformance/dag-v3/linear");
+    for extra in [&["--uninstall"][..], &["--dialect", "argo"][..]] {
+        let (code, out, err) = run(chartseq()
+            .arg("plan")
+            .arg(dir.join("rendered.yaml"))
+            .arg("--chart")
+            .arg(dir.join("linear"))
+            .args(["--format", "dag"])
+            .args(extra));
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(out.is_empty());
+        assert!(err.contains("--format dag"), "{err}");
+    }
+}
+
+/// Every loaded chart is a level of the plan, in text and JSON alike: a subchart with values
+/// but no `templates/` folder (Helm's `frobnitz` fixture: `mariner`'s `albatross`) as much as
+/// one whose templates render nothing. `--format dag` leaves it out, as `helm dag` does.
+#[test]
+fn a_subchart_without_templates_is_a_level() {
+    let args = |format: &str| {
+        run(chartseq()
+            .args(["plan", "fixtures/plan-levels/rendered.yaml"])
+            .args([
+                "--chart",
+                "fixtures/plan-levels/mariner",
+                "--format",
+                format,
+            ]))
+    };
+    let (code, text, err) = args("text");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("    Batch 1: albatross\n")
+            && text.contains("  Chart: mariner/albatross\n    Subchart batches: (none)\n"),
+        "{text}"
+    );
+    let (_, json, _) = args("json");
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let charts: Vec<&str> = doc["levels"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .map(|l| l["chart"].as_str().expect("chart"))
+        .collect();
+    assert_eq!(charts, ["mariner", "mariner/albatross"]);
+    let (_, dag, _) = args("dag");
+    assert!(
+        dag.contains("Batch 1: albatross") && !dag.contains("Chart: mariner/charts/albatross"),
+        "{dag}"
+    );
+}

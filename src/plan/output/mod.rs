@@ -1,6 +1,7 @@
 //! Renderings of a plan: text (like `helm dag`, with the CRD and hook phases), JSON, DOT,
 //! Mermaid, and the ordered manifest stream of `chartseq template`.
 
+mod dag;
 mod dot;
 mod json;
 mod mermaid;
@@ -20,6 +21,8 @@ use crate::source::Loc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlanFormat {
     Text,
+    /// Exactly what the reference implementation's `helm dag` prints (install order only).
+    Dag,
     Json,
     Dot,
     Mermaid,
@@ -35,6 +38,7 @@ pub fn write_plan(
 ) -> io::Result<()> {
     match format {
         PlanFormat::Text => text::write(out, model, plan, uninstall),
+        PlanFormat::Dag => dag::write(out, model, plan),
         PlanFormat::Json => json::write(out, model, plan, uninstall),
         PlanFormat::Dot => dot::write(out, model, plan, uninstall),
         PlanFormat::Mermaid => mermaid::write(out, model, plan, uninstall),

@@ -3,9 +3,9 @@
 //! Documents are written byte for byte as they were read, with Helm's spacing between them
 //! (`---`, the document, a blank line); groups are framed by
 //! `## START resource-group: <path> <group>` / `## END …`; documents of only comments follow
-//! the plan; hooks come last, in the order Helm runs them (weight, name, kind). Like Helm, the
-//! annotation `helm.sh/depends-on/resource-groups` is removed (its key is not a valid
-//! Kubernetes annotation key) unless asked to keep it.
+//! the plan; hooks come last, in the order Helm runs them (weight, name, kind). The annotation
+//! `helm.sh/depends-on/resource-groups` is kept, as Helm's `helm template` keeps it, unless
+//! asked to remove it (its key is not a valid Kubernetes annotation key).
 //!
 //! The output is the input's documents reordered, plus the marker lines: a chart path or group
 //! name that is not plain (a line break, a control character, a leading `"`) is written in a

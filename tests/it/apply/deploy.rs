@@ -673,3 +673,64 @@ fn a_chart_directory_is_rendered_by_helm_then_applied() {
     let (_, out, _) = env.run(&["status", "u"]);
     assert!(out.contains("CHART: umbrella-0.1.0"), "{out}");
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        let target = to.join(path.file_name().expect("name"));
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
+
+/// `apply` of a v2 chart with sequencing says what Helm does with it (refused with
+/// `--wait=ordered`, installed all at once without) and that chartseq sequences it — CS203's
+/// words and help, once — and then deploys it sequenced; the same chart as v3 deploys the
+/// same way without a word.
+#[test]
+fn apply_says_what_helm_does_with_a_v2_chart_and_sequences_it() {
+    let scenario = "resources:\n- {kind: Deployment, name: cache, readyAfterMs: 100}\n- {kind: Deployment, name: db, readyAfterMs: 100}\n- {kind: Deployment, name: api, readyAfterMs: 100}\n";
+    let stream = fixture("apply/umbrella.yaml");
+    let v3 = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture("apply/umbrella"), v3.path());
+    let chart_yaml = v3.path().join("Chart.yaml");
+    let text = std::fs::read_to_string(&chart_yaml).expect("Chart.yaml");
+    std::fs::write(
+        &chart_yaml,
+        text.replacen("apiVersion: v2", "apiVersion: v3", 1),
+    )
+    .expect("write");
+    for (chart, v2) in [
+        (fixture("apply/umbrella"), true),
+        (v3.path().to_path_buf(), false),
+    ] {
+        let env = start(scenario);
+        let (code, out, err) = env.run(&[
+            "apply",
+            stream.to_str().expect("UTF-8"),
+            "--chart",
+            chart.to_str().expect("UTF-8"),
+            "--release",
+            "shop",
+        ]);
+        assert_eq!(code, 0, "{out}\n{err}");
+        assert!(
+            t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "api"),
+            "sequenced either way"
+        );
+        if v2 {
+            assert_eq!(err.matches("warning[CS203]").count(), 1, "{err}");
+            assert!(
+                err.contains("--wait=ordered requires chart apiVersion v3 (chart \"umbrella\" has apiVersion v2)")
+                    && err.contains("chartseq plans and applies it sequenced"),
+                "{err}"
+            );
+        } else {
+            assert!(!err.contains("CS203"), "{err}");
+        }
+    }
+}
