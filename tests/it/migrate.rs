@@ -190,7 +190,9 @@ fn lint_errors(helm: &Path, dir: &Path, chart: &str) -> Vec<(String, String)> {
 
 /// `--write` applies the diff; migrating again changes nothing; the result lints clean of
 /// CS0xx–CS3xx errors (the sync-waves example keeps the one it had: an object with only a
-/// `generateName`, which Helm cannot install either).
+/// `generateName`, which Helm cannot install either; the draft example keeps its two draft
+/// keys with two `/`, which the API server refuses (CS204) until `--drop-source-annotations`
+/// removes them).
 #[test]
 fn migrated_charts_are_idempotent_and_lint_clean() {
     let Some(helm) = tool("helm") else { return };
@@ -199,7 +201,7 @@ fn migrated_charts_are_idempotent_and_lint_clean() {
         ("migrate/argo/sync-waves", "argo", 0, 1),
         ("migrate/werf/complex", "werf", 1, 0),
         ("migrate/kots/phases", "kots", 1, 0),
-        ("migrate/draft/layers", "draft", 1, 0),
+        ("migrate/draft/layers", "draft", 1, 2),
         ("migrate/kapp/kontinuous", "kapp", 1, 0),
     ] {
         let (tmp, chart) = copy(rel);
