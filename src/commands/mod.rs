@@ -163,6 +163,39 @@ pub(crate) fn write_plan_error(
 }
 
 /// Loads and plans, then writes the plan with `write`, or explains why there is none.
+/// Says which groups the plan moved to the unsequenced resources because they depend on a
+/// group that does not exist (as Helm moves them, with a warning): the plan is made, but not
+/// the one the chart's author wrote.
+fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Result<()> {
+    for demotion in &plan.demotions {
+        let plan::Demotion::MissingGroup {
+            chart,
+            group,
+            missing,
+            loc,
+        } = demotion
+        else {
+            continue;
+        };
+        let cascaded = plan.demotions.iter().any(|d| {
+            matches!(d, plan::Demotion::MissingGroup { chart: c, group: g, .. }
+                if c == chart && g == missing)
+        });
+        let why = if cascaded {
+            "which was moved there itself"
+        } else {
+            "which is no group there"
+        };
+        let line = format!(
+            "warning: {}: group `{group}` of chart {} depends on `{missing}`, {why}: it is installed with the unsequenced resources, as Helm does (`chartseq lint` says more)",
+            output::position(model, *loc),
+            model.charts[*chart].display,
+        );
+        writeln!(err, "{}", crate::safe::one_line(&line))?;
+    }
+    Ok(())
+}
+
 fn with_plan(
     input: &Input,
     dialect: plan::detect::Choice,
@@ -181,6 +214,7 @@ fn with_plan(
                 };
                 output::write_plan_error(err, &model, &issues)?;
             }
+            report_demotions(&model, &plan, err)?;
             write(out, &model, &plan)?;
             Ok(if bad {
                 Outcome::Findings

@@ -335,9 +335,11 @@ fn chart_directories_render_through_real_helm() {
         }
     }
     let dir = fixture("conformance/tc-sequenced-chart/sequenced-chart");
+    // The golden is helm/helm#32314's ordered `helm template`, which removed the depends-on key.
     let (code, template, err) = run(chartseq()
         .arg("template")
         .arg(&dir)
+        .arg("--strip-sequencing-annotations")
         .env("CHARTSEQ_HELM", &helm));
     assert_eq!(code, 0, "{err}");
     let expected = std::fs::read_to_string(fixture(
@@ -675,5 +677,21 @@ fn a_subchart_without_templates_is_a_level() {
     assert!(
         dag.contains("Batch 1: albatross") && !dag.contains("Chart: mariner/charts/albatross"),
         "{dag}"
+    );
+}
+
+/// A group that depends on a group that does not exist is planned with the unsequenced
+/// resources, as Helm plans it: `plan` still succeeds, but says so for each group moved.
+#[test]
+fn plan_warns_about_every_group_moved_for_a_missing_dependency() {
+    let (code, out, err) = run(chartseq().args(["plan", "fixtures/rules/CS101/missing.yaml"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Unsequenced"), "{out}");
+    assert!(
+        err.contains("group `app` of chart app depends on `databse`, which is no group there")
+            && err.contains(
+                "group `web` of chart app depends on `app`, which was moved there itself"
+            ),
+        "{err}"
     );
 }
