@@ -11,7 +11,6 @@
 
 #[cfg(feature = "apply")]
 mod apply;
-mod cluster;
 mod dialect_kapp;
 mod dialects;
 mod diff;
