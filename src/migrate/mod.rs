@@ -243,6 +243,15 @@ impl Migration {
 /// Runs a migration: maps, edits, proves; with `write`, writes the edited templates.
 pub fn migrate(settings: &Settings) -> Result<Migration> {
     let InputTarget::Chart(chart_dir) = &settings.input.target else {
+        let path = match &settings.input.target {
+            InputTarget::Chart(p) | InputTarget::Stream(p) => p,
+        };
+        if path.as_os_str() != "-" && !path.exists() {
+            return Err(Error::new(format!(
+                "{}: no such file or directory",
+                crate::source::display_path(path)
+            )));
+        }
         return Err(Error::new(
             "migrate edits a chart's templates: give it a chart directory",
         ));

@@ -475,3 +475,14 @@ fn kapp_rules_become_a_dag_of_classes() {
         insta::assert_snapshot!("migrate_kapp_kontinuous_diff", diff);
     });
 }
+
+/// A path that does not exist is named as such, not as a chart of the wrong kind.
+#[test]
+fn a_missing_path_is_named_as_missing() {
+    let (code, _, err) = run(chartseq().args(["migrate", "no/such/chart", "--from", "argo"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no/such/chart: no such file or directory"),
+        "{err}"
+    );
+}

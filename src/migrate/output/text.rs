@@ -45,10 +45,13 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
     } else {
         "written"
     };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     writeln!(
         out,
-        "Edits: {added} lines added, {removed} removed, in {} files ({applied})",
-        files.len()
+        "Edits: {} added, {removed} removed, in {} ({applied})",
+        plural(added, "line", "lines"),
+        plural(files.len(), "file", "files")
     )?;
     if !m.manual.is_empty() {
         writeln!(out, "Manual edits ({}):", m.manual.len())?;
