@@ -129,7 +129,7 @@ fn path_segment(name: &str) -> Option<String> {
     None
 }
 
-/// One DNS label of at most `max` characters (a subdomain's parts have no bound of their own).
+/// One DNS label of at most `max` characters.
 fn label_ok(label: &str, first_letter: bool, max: usize) -> bool {
     let b = label.as_bytes();
     !b.is_empty()
@@ -149,7 +149,7 @@ fn broken(rule: Rule, name: &str) -> Option<String> {
         Rule::PathSegment => true,
         Rule::Label => label_ok(name, false, 63),
         Rule::Label1035 => label_ok(name, true, 63),
-        Rule::Subdomain => name.len() <= 253 && name.split('.').all(|l| label_ok(l, false, 253)),
+        Rule::Subdomain => crate::model::qualified::is_dns1123_subdomain(name),
     };
     (!ok).then(|| {
         match rule {
