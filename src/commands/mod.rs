@@ -162,7 +162,6 @@ pub(crate) fn write_plan_error(
     crate::report::reporter(crate::report::Format::Human, false).report(err, model, &report)
 }
 
-/// Loads and plans, then writes the plan with `write`, or explains why there is none.
 /// Says which groups the plan moved to the unsequenced resources because they depend on a
 /// group that does not exist (as Helm moves them, with a warning): the plan is made, but not
 /// the one the chart's author wrote.
@@ -196,6 +195,7 @@ fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
+/// Loads and plans, then writes the plan with `write`, or explains why there is none.
 fn with_plan(
     input: &Input,
     dialect: plan::detect::Choice,

@@ -291,7 +291,7 @@ fn huge_annotations_and_graphs_stay_fast() {
 }
 
 /// Writes a gzipped tar archive with the given members (path, bytes); links as (path, target).
-fn tgz(path: &Path, members: &[(&str, &[u8])], links: &[(&str, &str)]) {
+pub(crate) fn tgz(path: &Path, members: &[(&str, &[u8])], links: &[(&str, &str)]) {
     let file = std::fs::File::create(path).expect("create archive");
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut builder = tar::Builder::new(gz);

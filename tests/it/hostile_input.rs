@@ -405,27 +405,10 @@ fn diff_follows_links_inside_the_repository_at_a_revision() {
     assert!(err.contains("templates/again: symbolic link loop"), "{err}");
 }
 
-/// Writes a gzipped tar archive with the given members, names written raw (as an attacker or
-/// an odd packer writes them: `c/./Chart.yaml`).
+/// A gzipped tar archive with the given members, names written raw (as an attacker or an
+/// odd packer writes them: `c/./Chart.yaml`).
 fn tgz(path: &Path, members: &[(&str, &[u8])]) {
-    let file = std::fs::File::create(path).expect("create archive");
-    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-    let mut builder = tar::Builder::new(gz);
-    for (name, bytes) in members {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        header.set_entry_type(tar::EntryType::Regular);
-        let raw = header.as_old_mut();
-        raw.name[..name.len()].copy_from_slice(name.as_bytes());
-        header.set_cksum();
-        builder.append(&header, *bytes).expect("append");
-    }
-    builder
-        .into_inner()
-        .expect("finish tar")
-        .finish()
-        .expect("finish gzip");
+    crate::hostile::tgz(path, members, &[]);
 }
 
 /// A subchart archive `name-0.1.0.tgz` whose one template is `size` bytes of comment.

@@ -51,6 +51,17 @@ fn history(scenario: &str, helm: &Path, runs: &[Run], statuses: &[(u32, &str)]) 
     env
 }
 
+/// The third revision's description starts with `prefix` in every copy.
+fn third_described_as(envs: &[&Env], prefix: &str) {
+    for env in envs {
+        assert!(
+            revisions(env)[2].2.starts_with(prefix),
+            "{:?}",
+            revisions(env)
+        );
+    }
+}
+
 /// Every stored revision: number, status, description.
 fn revisions(env: &Env) -> Vec<(u32, String, String)> {
     (1..=12)
@@ -270,14 +281,7 @@ fn a_rollback_that_fails_to_apply_supersedes_the_newest_revision_as_helm_does() 
         statuses(&ours),
         expect(&[(1, "deployed"), (2, "superseded"), (3, "failed")])
     );
-    let prefix = "Rollback \"shop\" failed: ";
-    for env in [&ours, &theirs] {
-        assert!(
-            revisions(env)[2].2.starts_with(prefix),
-            "{:?}",
-            revisions(env)
-        );
-    }
+    third_described_as(&[&ours, &theirs], "Rollback \"shop\" failed: ");
 }
 
 #[test]
@@ -308,14 +312,7 @@ fn a_rollback_whose_objects_never_become_ready_leaves_the_newest_revision_as_hel
         statuses(&ours),
         expect(&[(1, "deployed"), (2, "failed"), (3, "failed")])
     );
-    let prefix = "Release \"shop\" failed: ";
-    for env in [&ours, &theirs] {
-        assert!(
-            revisions(env)[2].2.starts_with(prefix),
-            "{:?}",
-            revisions(env)
-        );
-    }
+    third_described_as(&[&ours, &theirs], "Release \"shop\" failed: ");
 }
 
 #[test]
