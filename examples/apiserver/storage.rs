@@ -52,7 +52,15 @@ pub(super) fn list(server: &Server, t: &Target, q: &BTreeMap<String, String>) ->
         .objects
         .iter()
         .filter(|((g, p, ns, _), s)| in_scope(t, g, p, ns.as_deref()) && sel.matches(&s.object))
-        .map(|(_, s)| s.object.clone())
+        .map(|(_, s)| {
+            // As a real API server encodes a list: the type is the list's, not each item's.
+            let mut item = s.object.clone();
+            if let Some(map) = item.as_object_mut() {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+            item
+        })
         .collect();
     let body = json!({"kind": format!("{}List", t.ty.kind), "apiVersion": t.ty.api_version(),
                       "metadata": {"resourceVersion": st.rv.to_string()}, "items": items});

@@ -438,8 +438,23 @@ fn dynamic(object: &Value) -> Result<DynamicObject> {
         .map_err(|e| ClusterError::other(format!("not a Kubernetes object: {e}")))
 }
 
-fn to_json(obj: &DynamicObject) -> Value {
-    serde_json::to_value(obj).unwrap_or(Value::Null)
+/// An object as JSON, with the `apiVersion` and `kind` it was asked for where the server left
+/// them out: a real API server omits them on every item of a list, and the readiness rules
+/// judge an object by its kind.
+fn to_json(kind: &Kind, obj: &DynamicObject) -> Value {
+    let mut value = serde_json::to_value(obj).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        let api_version = if kind.group.is_empty() {
+            kind.version.clone()
+        } else {
+            format!("{}/{}", kind.group, kind.version)
+        };
+        map.entry("apiVersion")
+            .or_insert_with(|| Value::String(api_version));
+        map.entry("kind")
+            .or_insert_with(|| Value::String(kind.kind.clone()));
+    }
+    value
 }
 
 impl KubeCluster {
@@ -550,7 +565,7 @@ impl Cluster for KubeCluster {
                     .map_err(ClusterError::from)
             })
             .await
-            .map(|o| to_json(&o))
+            .map(|o| to_json(kind, &o))
         })
     }
 
@@ -565,7 +580,7 @@ impl Cluster for KubeCluster {
             let name = name_segment(name)?;
             retry(|| async { api.get_opt(&name).await.map_err(ClusterError::from) })
                 .await
-                .map(|o| o.as_ref().map(to_json))
+                .map(|o| o.as_ref().map(|o| to_json(kind, o)))
         })
     }
 
@@ -584,7 +599,7 @@ impl Cluster for KubeCluster {
                     .map_err(ClusterError::from)
             })
             .await
-            .map(|o| to_json(&o))
+            .map(|o| to_json(kind, &o))
         })
     }
 
@@ -605,7 +620,7 @@ impl Cluster for KubeCluster {
                     .map_err(ClusterError::from)
             })
             .await
-            .map(|o| to_json(&o))
+            .map(|o| to_json(kind, &o))
         })
     }
 
@@ -652,7 +667,7 @@ impl Cluster for KubeCluster {
             let list =
                 retry(|| async { api.list(&params).await.map_err(ClusterError::from) }).await?;
             let rv = list.metadata.resource_version.clone().unwrap_or_default();
-            Ok((list.items.iter().map(to_json).collect(), rv))
+            Ok((list.items.iter().map(|o| to_json(kind, o)).collect(), rv))
         })
     }
 
@@ -671,11 +686,12 @@ impl Cluster for KubeCluster {
                     .map_err(ClusterError::from)
             })
             .await?;
-            let mapped = stream.map(|event| match event {
+            let kind = kind.clone();
+            let mapped = stream.map(move |event| match event {
                 Ok(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
-                    Ok(Change::Applied(to_json(&o)))
+                    Ok(Change::Applied(to_json(&kind, &o)))
                 }
-                Ok(WatchEvent::Deleted(o)) => Ok(Change::Deleted(to_json(&o))),
+                Ok(WatchEvent::Deleted(o)) => Ok(Change::Deleted(to_json(&kind, &o))),
                 Ok(WatchEvent::Bookmark(b)) => Ok(Change::Bookmark(b.metadata.resource_version)),
                 Ok(WatchEvent::Error(status)) => Err(ClusterError::from(kube::Error::Api(status))),
                 Err(e) => Err(ClusterError::from(e)),
