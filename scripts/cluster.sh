@@ -194,7 +194,17 @@ audit_policy() {
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
+omitManagedFields: true
 rules:
+# The objects' bodies as stored after each status write of the workload
+# controllers: the moment each became ready, on the API server's clock.
+- level: RequestResponse
+  verbs: [update, patch]
+  resources:
+  - group: apps
+    resources: [deployments/status, statefulsets/status, daemonsets/status, replicasets/status]
+  - group: batch
+    resources: [jobs/status]
 - level: Metadata
   verbs: [create, update, patch, delete, deletecollection]
 - level: None
@@ -237,7 +247,7 @@ up() {
   kubeconfig "$dir" scheduler.kubeconfig "$apiserver" scheduler
   kubeconfig "$dir" kwok.kubeconfig "$apiserver" kwok
   audit_policy "$dir"
-  "$BIN/kwok" stages >"$dir/kwok-stages.yaml"
+  cp "$SRC/stages.yaml" "$dir/kwok-stages.yaml"
 
   local curl=(curl -fsS -A chartseq-cluster --cacert "$dir/pki/ca.crt"
     --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs the pinned helm and kubectl first (scripts/get-tools.sh)
 # and the integrations' consumers (scripts/get-ci-tools.sh), so that tests rendering real
-# charts, comparing with kubectl or feeding SARIF, workflows and hooks to their tools run for real.
+# charts, comparing with kubectl or feeding SARIF, workflows and hooks to their tools run for
+# real, and starts the test cluster the deploy tests run on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="$(scripts/get-tools.sh)"
@@ -12,4 +13,16 @@ CI_BIN="$(scripts/get-ci-tools.sh)"
 export CHARTSEQ_CHECK_JSONSCHEMA="$CI_BIN/check-jsonschema" CHARTSEQ_ACTIONLINT="$CI_BIN/actionlint" \
   CHARTSEQ_PRE_COMMIT="$CI_BIN/pre-commit" CHARTSEQ_SARIF_MULTITOOL="$CI_BIN/sarif-multitool" \
   CHARTSEQ_SHELLCHECK="$CI_BIN/shellcheck" CHARTSEQ_JUNITPARSER="$CI_BIN/junitparser"
+# The deploy tests' cluster: a real control plane built from the Kubernetes v1.35 sources
+# (scripts/cluster.sh; needs Go), up for the run and down after it whatever happens.
+CLUSTER_DIR="$PWD/target/cluster/test-$$"
+cleanup() { scripts/cluster.sh down "$CLUSTER_DIR" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+echo "== test cluster (scripts/cluster.sh up)" >&2
+start=$SECONDS
+CLUSTER="$(CHARTSEQ_CLUSTER_OWNER=$$ scripts/cluster.sh up "$CLUSTER_DIR")"
+echo "   up in $((SECONDS - start))s" >&2
+CHARTSEQ_TEST_KUBECONFIG="$(echo "$CLUSTER" | sed -n 's/^KUBECONFIG=//p')"
+CHARTSEQ_TEST_AUDIT_LOG="$(echo "$CLUSTER" | sed -n 's/^AUDIT_LOG=//p')"
+export CHARTSEQ_TEST_KUBECONFIG CHARTSEQ_TEST_AUDIT_LOG
 cargo test --locked "$@"

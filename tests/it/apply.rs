@@ -9,7 +9,6 @@ mod deploy;
 mod dialects;
 mod e2e;
 mod failures;
-mod helm;
 mod helm_parity;
 mod kubectl;
 mod limits;

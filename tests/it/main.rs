@@ -11,6 +11,8 @@
 
 #[cfg(feature = "apply")]
 mod apply;
+#[cfg(feature = "apply")]
+mod cluster;
 mod dialect_kapp;
 mod dialects;
 mod diff;

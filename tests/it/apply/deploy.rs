@@ -549,36 +549,6 @@ fn context_selects_the_kubeconfig_context() {
 }
 
 #[test]
-fn a_subchart_starts_when_its_own_dependencies_are_ready_not_its_batch() {
-    let env = start(
-        "resources:\n- {kind: Deployment, name: cache, readyAfterMs: 1500}\n- {kind: Deployment, name: db, readyAfterMs: 100}\n- {kind: Deployment, name: api, readyAfterMs: 100}\n",
-    );
-    let stream = fixture("apply/umbrella.yaml");
-    let chart = fixture("apply/umbrella");
-    let (code, out, err) = env.run(&[
-        "apply",
-        stream.to_str().expect("UTF-8"),
-        "--chart",
-        chart.to_str().expect("UTF-8"),
-        "--release",
-        "shop",
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    // api depends on db only: it starts once db is ready, while cache (same batch as db) is
-    // still coming up. Batch-by-batch waiting would hold it until cache too.
-    let api = t(&env, "apply", "Deployment", "api");
-    assert!(api >= t(&env, "ready", "Deployment", "db"));
-    assert!(
-        api < t(&env, "ready", "Deployment", "cache"),
-        "{:#?}",
-        env.log()
-    );
-    // The parent's own resources wait for every subchart.
-    assert!(t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "cache"));
-    assert!(t(&env, "apply", "ConfigMap", "umbrella") >= t(&env, "ready", "Deployment", "api"));
-}
-
-#[test]
 fn the_sample_scenario_parses() {
     let text = std::fs::read_to_string(fixture("apply/scenario.yaml")).expect("the sample reads");
     let scenario = Scenario::parse(&text).expect("the sample scenario parses");

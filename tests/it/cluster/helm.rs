@@ -1,10 +1,10 @@
-//! Real helm 4.1.4 and chartseq on the same releases, against the test API server, in both
+//! Real helm 4.1.4 and chartseq on the same releases, on the real control plane, in both
 //! directions and with both storage drivers: what one writes the other lists, shows,
 //! upgrades, rolls back and uninstalls.
 
 use std::path::Path;
 
-use super::support::{Env, start, t};
+use super::Ns;
 use crate::{fixture, tool};
 
 const CHART: &str = "apply/interop";
@@ -15,7 +15,7 @@ fn chart() -> String {
 
 /// `chartseq apply NAME CHART`, rendered by this helm.
 fn chartseq_apply(
-    env: &Env,
+    env: &Ns,
     helm: &Path,
     driver: &str,
     release: &str,
@@ -23,9 +23,9 @@ fn chartseq_apply(
 ) -> (i32, String, String) {
     let chart = chart();
     let helm = helm.to_str().expect("a UTF-8 path");
-    let mut args = vec!["apply", release, &chart, "--helm", helm, "-n", "default"];
+    let mut args = vec!["apply", release, &chart, "--helm", helm];
     args.extend_from_slice(extra);
-    let mut cmd = env.cmd(&args);
+    let mut cmd = env.command(&args);
     cmd.env("HELM_DRIVER", driver);
     crate::run(&mut cmd)
 }
@@ -38,7 +38,9 @@ fn lines_with<'a>(text: &'a str, word: &str) -> Vec<&'a str> {
 fn helm_reads_upgrades_and_uninstalls_a_chartseq_release() {
     let Some(helm) = tool("helm") else { return };
     for (driver, kind) in [("secret", "Secret"), ("configmap", "ConfigMap")] {
-        let env = start("");
+        let Some(env) = Ns::new(&format!("interop-{driver}")) else {
+            return;
+        };
         let (code, out, err) = chartseq_apply(
             &env,
             &helm,
@@ -47,9 +49,11 @@ fn helm_reads_upgrades_and_uninstalls_a_chartseq_release() {
             &["--set", "sequenced=true", "--set", "greeting=hi"],
         );
         assert_eq!(code, 0, "{out}\n{err}");
-        // Sequenced: the app waited for its database group.
+        // Sequenced: the app waited for its database group, on the API server's clock.
+        let audit = env.audit();
         assert!(
-            t(&env, "apply", "Deployment", "shop-app") >= t(&env, "apply", "ConfigMap", "shop-db")
+            audit.created("Deployment", "shop-app").received > audit.ready("ConfigMap", "shop-db"),
+            "{audit}"
         );
 
         // The record is Helm's own.
@@ -97,7 +101,14 @@ fn helm_reads_upgrades_and_uninstalls_a_chartseq_release() {
         let cells: Vec<&str> = row[0].split('\t').map(str::trim).collect();
         assert_eq!(
             (cells[0], cells[1], cells[2], cells[4], cells[5], cells[6]),
-            ("shop", "default", "1", "deployed", "interop-0.2.0", "1.2"),
+            (
+                "shop",
+                env.name.as_str(),
+                "1",
+                "deployed",
+                "interop-0.2.0",
+                "1.2"
+            ),
             "{out}"
         );
         let (code, out, _) = h(&["status", "shop"]);
@@ -157,14 +168,17 @@ fn helm_reads_upgrades_and_uninstalls_a_chartseq_release() {
             .collect();
         assert_eq!(statuses, ["superseded", "deployed"], "{out}");
         // ... chartseq reads what helm wrote ...
-        let mut cmd = env.cmd(&["status", "shop", "-n", "default"]);
+        let mut cmd = env.command(&["status", "shop"]);
         cmd.env("HELM_DRIVER", driver);
         let (code, out, err) = crate::run(&mut cmd);
         assert_eq!(code, 0, "{err}");
         assert!(
             out.contains("REVISION: 2")
                 && out.contains("SEQUENCED: false")
-                && out.contains("Deployment/shop-app (namespace default): ready"),
+                && out.contains(&format!(
+                    "Deployment/shop-app (namespace {}): ready",
+                    env.name
+                )),
             "{out}"
         );
         // ... and helm uninstalls it.
@@ -185,7 +199,9 @@ fn helm_reads_upgrades_and_uninstalls_a_chartseq_release() {
 #[test]
 fn chartseq_upgrades_and_rolls_back_a_helm_release() {
     let Some(helm) = tool("helm") else { return };
-    let env = start("");
+    let Some(env) = Ns::new("interop-rollback") else {
+        return;
+    };
     let h = |args: &[&str]| env.helm(&helm, "", args);
     let (code, out, err) = h(&["install", "shop", &chart()]);
     assert_eq!(code, 0, "{out}\n{err}");
@@ -205,7 +221,7 @@ fn chartseq_upgrades_and_rolls_back_a_helm_release() {
     let (_, release) = env.stored_release("Secret", "shop", 2).expect("revision 2");
     assert_eq!(release["sequenced"], true);
     assert_eq!(release["info"]["description"], "Upgrade complete");
-    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
+    let (code, out, err) = env.chartseq(&["rollback", "shop", "1"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains("release shop rolled back: revision 3, status deployed"),
@@ -238,7 +254,7 @@ fn chartseq_upgrades_and_rolls_back_a_helm_release() {
     assert_eq!(code, 0);
     assert!(out.contains("REVISION: 3"), "{out}");
     // Helm's list and chartseq's agree.
-    let (_, out, _) = env.run(&["list", "-A"]);
+    let (_, out, _) = env.chartseq(&["list"]);
     let row = lines_with(&out, "shop");
     assert!(
         row.len() == 1 && row[0].contains("deployed") && row[0].contains("interop-0.2.0"),
