@@ -166,21 +166,27 @@ pub(crate) fn write_plan_error(
 /// group that does not exist (as Helm moves them, with a warning): the plan is made, but not
 /// the one the chart's author wrote.
 fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Result<()> {
-    for demotion in &plan.demotions {
-        let plan::Demotion::MissingGroup {
-            chart,
-            group,
-            missing,
-            loc,
-        } = demotion
-        else {
-            continue;
-        };
-        let cascaded = plan.demotions.iter().any(|d| {
-            matches!(d, plan::Demotion::MissingGroup { chart: c, group: g, .. }
-                if c == chart && g == missing)
-        });
-        let why = if cascaded {
+    /// At most this many demotions are named one by one; `chartseq lint` lists every one.
+    const SHOWN: usize = 50;
+    let missing: Vec<_> = plan
+        .demotions
+        .iter()
+        .filter_map(|d| match d {
+            plan::Demotion::MissingGroup {
+                chart,
+                group,
+                missing,
+                loc,
+            } => Some((*chart, group, missing, *loc)),
+            _ => None,
+        })
+        .collect();
+    let demoted: std::collections::BTreeSet<_> = missing
+        .iter()
+        .map(|(chart, group, ..)| (*chart, *group))
+        .collect();
+    for (chart, group, missing, loc) in missing.iter().take(SHOWN) {
+        let why = if demoted.contains(&(*chart, *missing)) {
             "which was moved there itself"
         } else {
             "which is no group there"
@@ -191,6 +197,12 @@ fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Resu
             model.charts[*chart].display,
         );
         writeln!(err, "{}", crate::safe::one_line(&line))?;
+    }
+    if let Some(more) = missing.len().checked_sub(SHOWN).filter(|n| *n > 0) {
+        writeln!(
+            err,
+            "warning: {more} more group(s) depend on a missing group and are installed with the unsequenced resources (`chartseq lint` lists them all)"
+        )?;
     }
     Ok(())
 }

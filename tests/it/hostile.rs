@@ -268,6 +268,16 @@ fn huge_annotations_and_graphs_stay_fast() {
         out.contains("Resource-group batches: (none)"),
         "every group demoted"
     );
+    // Fifty demotions are named, the rest counted: a warning per group would bury the plan.
+    assert_eq!(
+        err.lines().filter(|l| l.contains("depends on `")).count(),
+        50,
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: 99950 more group(s) depend on a missing group"),
+        "{err}"
+    );
     // The same chain with its head present: 100k batches.
     let (code, out, err) = plan(
         &write(
