@@ -1,5 +1,7 @@
 use crate::lint::{Context, Diagnostic, Sink};
-use crate::model::annotations::DEPENDS_ON_GROUPS;
+use crate::model::annotations::{
+    AnnotationValue, DEPENDS_ON_GROUPS, READINESS_FAILURE, READINESS_SUCCESS,
+};
 use crate::model::qualified::{label_value_problem, qualified_name_problem};
 
 declare_rule! {
@@ -9,7 +11,9 @@ declare_rule! {
     /// `-`, `_` and `.` (beginning and ending with a letter or digit) separated by one `/`;
     /// label values follow the name's rule. Annotation keys are judged in lowercase, as the
     /// API server judges them. `helm.sh/depends-on/resource-groups` is the one exception: Helm
-    /// removes it before applying.
+    /// removes it before applying. An annotation value that is an unquoted number or boolean,
+    /// a list or a mapping is refused too (the API server decodes only strings there; an empty
+    /// value is taken as `""`); the sequencing keys' own values are CS201's.
     ///
     /// ## Why is this bad?
     /// The API server refuses the whole object. Sequenced, the install stops halfway: the
@@ -21,6 +25,7 @@ declare_rule! {
     /// metadata:
     ///   annotations:
     ///     helm.sh/depends-on/resource-group: '["db"]'
+    ///     example.com/replicas: 3
     ///   labels:
     ///     tier: "front end"
     /// ```
@@ -30,11 +35,12 @@ declare_rule! {
     /// metadata:
     ///   annotations:
     ///     helm.sh/depends-on/resource-groups: '["db"]'
+    ///     example.com/replicas: "3"
     ///   labels:
     ///     tier: front-end
     /// ```
     pub static INVALID_METADATA_KEY = ("CS204", "invalid-metadata-key", Error,
-        "an annotation or label key, or a label value, that the Kubernetes API server refuses", check);
+        "an annotation or label key, or a label or annotation value, that the Kubernetes API server refuses", check);
 }
 
 /// The most the API server takes of one object's annotations, keys and values together.
@@ -48,6 +54,24 @@ fn check(ctx: &Context, sink: &mut Sink) {
             total += a.key.len() + a.value.as_str().map_or(0, str::len);
             if a.key == DEPENDS_ON_GROUPS {
                 continue;
+            }
+            if let Some(what) = refused_value(&a.value) {
+                if ![READINESS_SUCCESS, READINESS_FAILURE].contains(&a.key.as_str()) {
+                    sink.push(
+                        Diagnostic::new(
+                            &INVALID_METADATA_KEY,
+                            chart,
+                            a.value_loc,
+                            format!(
+                                "the value of annotation `{}` is {what}, not a string: the Kubernetes API server refuses the object",
+                                a.key
+                            ),
+                        )
+                        .doc(doc)
+                        .label("not a string")
+                        .help("quote the value (in a template: `{{ ... | quote }}`)"),
+                    );
+                }
             }
             if let Some(why) = qualified_name_problem(&a.key.to_ascii_lowercase()) {
                 sink.push(
@@ -121,6 +145,15 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 );
             }
         }
+    }
+}
+
+/// What an annotation value the API server refuses is (an empty value decodes as `""`).
+fn refused_value(value: &AnnotationValue) -> Option<&'static str> {
+    match value {
+        AnnotationValue::Str(_) => None,
+        AnnotationValue::Coerced { text, what } => (!text.is_empty()).then_some(*what),
+        AnnotationValue::NotString { what, .. } => Some(what),
     }
 }
 
