@@ -12,12 +12,12 @@ use crate::{chartseq, fixture, run};
 
 /// One step of `chartseq plan --format json`: its objects as `(kind, name)` and the indices of
 /// the steps it waits for.
-struct Step {
+pub struct Step {
     resources: Vec<(String, String)>,
     after: Vec<usize>,
 }
 
-fn plan(path: &str, extra: &[&str]) -> Vec<Step> {
+pub fn plan(path: &str, extra: &[&str]) -> Vec<Step> {
     let out = ok(run(chartseq()
         .args(["plan", path, "--format", "json"])
         .args(extra)));
@@ -50,7 +50,7 @@ fn plan(path: &str, extra: &[&str]) -> Vec<Step> {
 
 /// For every step and every step it waits for: each of its objects was first written after
 /// each object waited for was ready, on the API server's clock. The number of pairs checked.
-fn assert_waits_held(ns: &Ns, steps: &[Step]) -> usize {
+pub fn assert_waits_held(ns: &Ns, steps: &[Step]) -> usize {
     let audit = ns.audit();
     let mut checked = 0;
     for step in steps {
