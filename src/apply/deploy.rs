@@ -752,7 +752,12 @@ impl Runner {
         Ok(())
     }
 
-    /// The hooks of one event, by weight, name, kind, honouring `helm.sh/hook-delete-policy`.
+    /// The hooks of one event, by weight, name, kind, honouring `helm.sh/hook-delete-policy`
+    /// as Helm does: `before-hook-creation` (the default) before each hook is created, and
+    /// `hook-succeeded` only once every hook of the event has succeeded, in reverse order, so
+    /// that a later hook can still use what an earlier one created (a Job's `ServiceAccount`).
+    /// When a hook fails, it is deleted if it says `hook-failed`, and the hooks that succeeded
+    /// before it if they say `hook-succeeded`.
     /// A release applied in a dialect runs the hooks its tool installs inside its steps, and
     /// no others on install, upgrade or rollback (Argo's `Skip`, werf's `deploy-on` elsewhere);
     /// only the delete events run Helm's hooks.
@@ -760,6 +765,13 @@ impl Runner {
         if record.dialect.is_some() && !event.ends_with("-delete") {
             return Ok(());
         }
+        let has = |i: usize, policy: &str| {
+            record.items[i]
+                .hook
+                .as_ref()
+                .is_some_and(|h| h.delete_policies.iter().any(|p| p == policy))
+        };
+        let mut succeeded: Vec<(usize, String)> = Vec::new();
         for &i in &record.hooks {
             let item = &record.items[i];
             let Some(hook) = &item.hook else { continue };
@@ -783,15 +795,26 @@ impl Runner {
             let outcome = self
                 .run_unit(record, &label, &[i], Some(Goal::Complete))
                 .await;
-            let delete = match &outcome {
-                Ok(()) => policies.iter().any(|p| p == "hook-succeeded"),
-                Err(RunError::Interrupted) => false,
-                Err(_) => policies.iter().any(|p| p == "hook-failed"),
-            };
-            if delete {
-                self.delete_and_wait(record, &[i], &label, false).await?;
+            match outcome {
+                Ok(()) => succeeded.push((i, label)),
+                Err(RunError::Interrupted) => return Err(RunError::Interrupted),
+                Err(e) => {
+                    if has(i, "hook-failed") {
+                        self.delete_and_wait(record, &[i], &label, false).await?;
+                    }
+                    for (j, label) in &succeeded {
+                        if has(*j, "hook-succeeded") {
+                            self.delete_and_wait(record, &[*j], label, false).await?;
+                        }
+                    }
+                    return Err(e);
+                }
             }
-            outcome?;
+        }
+        for (i, label) in succeeded.iter().rev() {
+            if has(*i, "hook-succeeded") {
+                self.delete_and_wait(record, &[*i], label, false).await?;
+            }
         }
         Ok(())
     }

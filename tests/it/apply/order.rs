@@ -106,11 +106,12 @@ fn uninstall_deletes_in_the_exact_reverse_of_the_plan_between_its_delete_hooks()
         [
             // The revision is marked first, so an interrupted uninstall is visible.
             "PUT Secret/sh.helm.release.v1.shop.v1",
-            // pre-delete hooks by weight: backup (-1; hook-succeeded deletes it once it
-            // completed), then mark (5; no policy, so it stays for now).
+            // pre-delete hooks by weight: backup (-1), then mark (5; no policy, so it stays
+            // for now); hook-succeeded deletes backup once every pre-delete hook succeeded,
+            // as Helm does.
             "PATCH Job/backup",
-            "DELETE Job/backup",
             "PATCH ConfigMap/mark",
+            "DELETE Job/backup",
             // The plan in exact reverse: the unsequenced step, app, base, and inside each
             // step the resources reversed (kinds reversed, input order reversed).
             "DELETE ConfigMap/notes-2",

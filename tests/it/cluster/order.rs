@@ -296,3 +296,80 @@ fn a_subchart_starts_when_its_own_dependencies_are_ready_not_its_batch() {
         "{audit}"
     );
 }
+
+/// Helm deletes `hook-succeeded` hooks only once every hook of the event has succeeded, in
+/// reverse order: a Job can run as the `ServiceAccount` an earlier hook created (as
+/// ingress-nginx's and cert-manager's do), which the API server checks when the Job's pod is
+/// created.
+#[test]
+fn hooks_succeeded_are_deleted_after_every_hook_of_the_event() {
+    let Some(ns) = Ns::new("hook-sa") else { return };
+    let stream = ns.file(
+        "hooks.yaml",
+        r#"---
+# Source: admission/templates/sa.yaml
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: admission
+  annotations:
+    helm.sh/hook: pre-install,post-install
+    helm.sh/hook-weight: "-1"
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+---
+# Source: admission/templates/job.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: create
+  annotations:
+    helm.sh/hook: pre-install
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+spec:
+  template:
+    metadata:
+      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: 500ms}
+    spec:
+      serviceAccountName: admission
+      restartPolicy: Never
+      containers: [{name: create, image: "registry.invalid/certgen:1"}]
+---
+# Source: admission/templates/app.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {}
+"#,
+    );
+    let out = ok(ns.chartseq(&["apply", &stream, "--release", "hooks", "--timeout", "1m"]));
+    assert!(out.contains("status deployed"), "{out}");
+    let audit = ns.audit();
+    let done = audit.ready("Job", "create");
+    let deleted: Vec<&super::audit::Event> = audit
+        .events
+        .iter()
+        .filter(|e| e.user == super::audit::TEST_USER && e.verb == "delete")
+        .collect();
+    // The pre-install Job, then its ServiceAccount, both after the Job completed; then the
+    // ServiceAccount again after post-install.
+    let order: Vec<String> = deleted
+        .iter()
+        .filter(|e| (200..300).contains(&e.code))
+        .map(|e| format!("{}/{}", e.resource, e.name))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "jobs/create",
+            "serviceaccounts/admission",
+            "serviceaccounts/admission"
+        ],
+        "{audit}"
+    );
+    assert!(
+        deleted.iter().all(|e| e.received > done || e.code == 404),
+        "{audit}"
+    );
+    assert!(ns.get("serviceaccount", "admission").is_none());
+}
