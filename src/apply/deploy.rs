@@ -346,12 +346,13 @@ impl Runner {
         let item = &record.items[index];
         let kind = self.kind(item, false).await?;
         let ns = Self::namespace_for(&kind, item);
-        let target = Target {
+        let mut target = Target {
             kind: kind.clone(),
             namespace: ns.clone(),
             name: item.name.clone(),
             readiness: None,
             goal: Goal::Ready,
+            uid: None,
         };
         let create_only = record.crds.contains(&index);
         if create_only && self.get_live(item, &kind, ns.as_deref()).await?.is_some() {
@@ -363,13 +364,15 @@ impl Runner {
             dry_run: self.settings.dry_run,
         };
         let object = Self::outgoing(record, index, ns.as_deref());
-        self.cluster
+        let applied = self
+            .cluster
             .apply(&kind, ns.as_deref(), &object, options)
             .await
             .map_err(|error| RunError::Cluster {
                 resource: Some(self.label(item)),
                 error,
             })?;
+        target.uid = applied["metadata"]["uid"].as_str().map(str::to_owned);
         Ok(target)
     }
 
@@ -701,6 +704,7 @@ impl Runner {
                 crate::readiness::Exists,
             ))),
             goal: Goal::Ready,
+            uid: None,
         })
     }
 
@@ -969,6 +973,7 @@ impl Runner {
                     name: item.name.clone(),
                     readiness: None,
                     goal: Goal::Gone,
+                    uid: None,
                 }),
                 Ok(false) => {}
                 // Replaced by someone else since it was judged: not the object we own.

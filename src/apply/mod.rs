@@ -665,6 +665,7 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
                                     name: item.name.clone(),
                                     readiness: Some(Arc::new(readiness)),
                                     goal: wait::Goal::Ready,
+                                    uid: None,
                                 };
                                 match wait::Judge::judge(&judge, &target, &live) {
                                     wait::Verdict::Ready => "ready".to_owned(),

@@ -56,6 +56,10 @@ pub struct Target {
     /// How it is judged, parsed once from the applied object; `None` for deletions.
     pub readiness: Option<std::sync::Arc<crate::readiness::Readiness>>,
     pub goal: Goal,
+    /// The uid of the object this run created or updated, when known: an object that is
+    /// deleted right after it became ready (a Job with `ttlSecondsAfterFinished: 0`) is judged
+    /// by the last state the watch saw of that very object.
+    pub uid: Option<String>,
 }
 
 impl Target {
@@ -134,6 +138,8 @@ type CacheKey = (String, String, Option<String>);
 struct Cache {
     synced: bool,
     objects: BTreeMap<String, Value>,
+    /// The last state of each object seen deleted, by name (the latest deletion only).
+    gone: BTreeMap<String, Value>,
 }
 
 /// Shared watches and the waits on them.
@@ -225,7 +231,20 @@ impl Watcher {
                     match (c.objects.get(&t.name), t.goal) {
                         (None, Goal::Gone) => Verdict::Ready,
                         (Some(_), Goal::Gone) => Verdict::InProgress("still present".to_owned()),
-                        (None, _) => Verdict::InProgress("not found".to_owned()),
+                        (None, _) => match c.gone.get(&t.name).filter(|last| {
+                            t.uid.is_some() && last["metadata"]["uid"].as_str() == t.uid.as_deref()
+                        }) {
+                            // Deleted once ready (by its TTL, say): it was ready. Judged by
+                            // the status it had when its deletion began.
+                            Some(last) => match judge.judge(t, &before_deletion(last)) {
+                                Verdict::Ready => Verdict::Ready,
+                                Verdict::Failed(why) => Verdict::Failed(why),
+                                Verdict::InProgress(why) => Verdict::Failed(format!(
+                                    "deleted before it was ready (last seen: {why})"
+                                )),
+                            },
+                            None => Verdict::InProgress("not found".to_owned()),
+                        },
                         (Some(obj), _) => judge.judge(t, obj),
                     }
                 } else {
@@ -325,6 +344,16 @@ async fn keep_current(
     }
 }
 
+/// An object as it was before its deletion began: its last state without the deletion marks.
+fn before_deletion(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+    }
+    object
+}
+
 /// Applies one watch event to the cache.
 fn record(
     cache: &Mutex<Cache>,
@@ -342,7 +371,9 @@ fn record(
     let mut c = lock(cache);
     if deleted {
         c.objects.remove(&name);
+        c.gone.insert(name, obj);
     } else {
+        c.gone.remove(&name);
         c.objects.insert(name, obj);
     }
     drop(c);

@@ -373,3 +373,59 @@ data: {}
     );
     assert!(ns.get("serviceaccount", "admission").is_none());
 }
+
+/// A hook Job that its TTL controller deletes the moment it completes (as ingress-nginx's
+/// certificate Jobs do, `ttlSecondsAfterFinished: 0`) counts as completed, on install and on
+/// upgrade, where `before-hook-creation` deleted the previous run's Job of the same name first.
+#[test]
+fn a_hook_job_deleted_by_its_ttl_once_complete_has_succeeded() {
+    let Some(ns) = Ns::new("hook-ttl") else {
+        return;
+    };
+    let stream = ns.file(
+        "ttl.yaml",
+        r#"---
+# Source: ttl/templates/job.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: certgen
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-delete-policy: before-hook-creation
+spec:
+  ttlSecondsAfterFinished: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: certgen, image: "registry.invalid/certgen:1"}]
+---
+# Source: ttl/templates/app.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data: {}
+"#,
+    );
+    for revision in ["revision 1", "revision 2"] {
+        let out = ok(ns.chartseq(&["apply", &stream, "--release", "ttl", "--timeout", "1m"]));
+        assert!(
+            out.contains(&format!("{revision}, status deployed")),
+            "{out}"
+        );
+    }
+    let audit = ns.audit();
+    // The Job ran both times, and its TTL controller, not chartseq, deleted it.
+    let runs = audit
+        .writes()
+        .filter(|e| e.resource == "jobs" && e.name == "certgen")
+        .count();
+    assert_eq!(runs, 2, "{audit}");
+    assert!(
+        audit.events.iter().any(|e| e.verb == "delete"
+            && e.name == "certgen"
+            && e.user.contains("ttl-after-finished")),
+        "{audit}"
+    );
+}
