@@ -315,8 +315,8 @@ up() {
   "annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},
   "labels":{"kubernetes.io/hostname":"$NODE_NAME","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","type":"kwok"}},
  "status":{
-  "capacity":{"cpu":"32","memory":"256Gi","pods":"110"},
-  "allocatable":{"cpu":"32","memory":"256Gi","pods":"110"}}}
+  "capacity":{"cpu":"32","memory":"256Gi","ephemeral-storage":"1Ti","pods":"110"},
+  "allocatable":{"cpu":"32","memory":"256Gi","ephemeral-storage":"1Ti","pods":"110"}}}
 EOF
     die "could not create node $NODE_NAME"
   node_ready() {

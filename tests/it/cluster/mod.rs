@@ -8,6 +8,7 @@
 //! run side by side and read only their own audit events.
 
 mod audit;
+mod corpus;
 mod dialects;
 mod helm;
 mod order;
