@@ -323,7 +323,10 @@ fn dry_run_changes_nothing() {
     let env = start("");
     let (code, out, err) = env.apply("shop.yaml", &["--dry-run"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("checked (server-side dry run)"), "{out}");
+    assert!(
+        out.contains("dry run, nothing changed: would install revision 1"),
+        "{out}"
+    );
     assert!(
         env.log()
             .iter()
