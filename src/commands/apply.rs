@@ -683,7 +683,7 @@ fn chart_and_values(
         .first()
         .map_or(release, |c| c.name.as_str())
         .to_owned();
-    let chart = apply::chart::chart_json(loaded.as_ref(), &sources, &name);
+    let chart = apply::chart::chart_json(loaded.as_ref(), &sources, &name, model);
     let config =
         crate::source::values::user_values(&input.helm.values, &mut sources, input.limits)?;
     Ok((chart, config))
