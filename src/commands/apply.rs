@@ -549,6 +549,7 @@ fn report(
     result: Result<Record, RunError>,
     renderer: &Renderer,
     done: Done,
+    warnings: &[&'static str],
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
@@ -563,18 +564,32 @@ fn report(
                 if renderer.dry_run {
                     line["dry_run"] = json!(true);
                 }
+                if !warnings.is_empty() {
+                    line["lint_warnings"] = json!(warnings);
+                }
                 writeln!(out, "{line}")?;
-            } else if renderer.dry_run {
-                writeln!(out, "{}", dry_run_line(&record, renderer, done))?;
             } else {
-                writeln!(
-                    out,
-                    "release {} {}: revision {}, status {}",
-                    record.name,
-                    done.verb(),
-                    record.revision,
-                    record.status
-                )?;
+                let mut line = if renderer.dry_run {
+                    dry_run_line(&record, renderer, done)
+                } else {
+                    format!(
+                        "release {} {}: revision {}, status {}",
+                        record.name,
+                        done.verb(),
+                        record.revision,
+                        record.status
+                    )
+                };
+                if !warnings.is_empty() {
+                    use std::fmt::Write as _;
+                    let _ = write!(
+                        line,
+                        ", with {} ({}, shown before the run)",
+                        lint_warnings(warnings.len()),
+                        codes(warnings)
+                    );
+                }
+                writeln!(out, "{line}")?;
             }
             Ok(Outcome::Clean)
         }
@@ -594,6 +609,22 @@ fn report(
             Ok(Outcome::Findings)
         }
     }
+}
+
+/// `1 lint warning`, `2 lint warnings`.
+fn lint_warnings(n: usize) -> String {
+    format!("{n} lint warning{}", if n == 1 { "" } else { "s" })
+}
+
+/// The distinct codes of `warnings`, in order: `CS305, CS501`.
+fn codes(warnings: &[&str]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for w in warnings {
+        if !seen.contains(w) {
+            seen.push(w);
+        }
+    }
+    seen.join(", ")
 }
 
 /// The operation a run did, for its last line.
@@ -726,20 +757,32 @@ pub fn apply(
             ))));
         }
     }
-    if !settings.no_lint
-        && super::lint::gate(
+    let mut warnings = Vec::new();
+    if !settings.no_lint {
+        let gate = super::lint::gate(
             &model,
             &settings.input,
             run.timeout,
             run.readiness_timeout,
+            run.wait_for_jobs,
             err,
-        )?
-    {
-        writeln!(
-            err,
-            "chartseq: error: lint found errors; fix them, or deploy anyway with --no-lint"
         )?;
-        return Ok(Outcome::Findings);
+        if gate.failed {
+            writeln!(
+                err,
+                "chartseq: error: lint found errors; fix them, or deploy anyway with --no-lint"
+            )?;
+            return Ok(Outcome::Findings);
+        }
+        if !gate.warnings.is_empty() {
+            writeln!(
+                err,
+                "chartseq: warning: deploying despite {} ({}) shown above: they bear on how this run goes; `chartseq explain CODE` says why",
+                lint_warnings(gate.warnings.len()),
+                codes(&gate.warnings)
+            )?;
+        }
+        warnings = gate.warnings;
     }
     super::report_values_mismatch(&model, err)?;
     if dialect == plan::Dialect::Hip {
@@ -800,7 +843,7 @@ pub fn apply(
             })
         },
     )?;
-    report(result, &renderer, Done::Apply, out, err)
+    report(result, &renderer, Done::Apply, &warnings, out, err)
 }
 
 /// Refuses names and namespaces the API server would refuse (or that would address another
@@ -990,7 +1033,7 @@ fn run_release_op(
         ReleaseOp::Uninstall => Done::Uninstall,
         ReleaseOp::Rollback(_) => Done::Rollback,
     };
-    report(result, &renderer, done, out, err)
+    report(result, &renderer, done, &[], out, err)
 }
 
 /// A connection and a release's recorded revisions.

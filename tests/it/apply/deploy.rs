@@ -629,6 +629,52 @@ fn a_started_job_counts_as_ready_unless_wait_for_jobs() {
 }
 
 #[test]
+fn a_successful_apply_shows_the_lint_warnings_that_bear_on_it() {
+    let path = fixture("apply/jobs.yaml");
+    let path = path.to_str().expect("UTF-8");
+    let env = start("");
+    let (code, out, err) = env.run(&["apply", path, "--release", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Before anything is sent: the finding, in full, then what the run does about it.
+    let warned = err
+        .find("warning[CS305/job-gate-without-readiness]")
+        .unwrap_or_else(|| panic!("{err}"));
+    let deploying = err
+        .find("chartseq: warning: deploying despite 1 lint warning (CS305) shown above")
+        .unwrap_or_else(|| panic!("{err}"));
+    let first_step = err
+        .find("jobs seed: applying")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(warned < deploying && deploying < first_step, "{err}");
+    // And again in the last line.
+    assert!(
+        out.contains("release shop applied: revision 1, status deployed, with 1 lint warning (CS305, shown before the run)"),
+        "{out}"
+    );
+
+    // Machine-readable progress stays one JSON object a line, and carries the codes.
+    let (code, out, err) = env.run(&["apply", path, "--release", "shop", "--progress", "json"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("warning[CS305"), "{err}");
+    let last: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(
+        last.last().expect("a done event")["lint_warnings"],
+        serde_json::json!(["CS305"])
+    );
+
+    // With --wait-for-jobs the Job gate waits for the Job to finish: nothing to warn of.
+    let (code, out, err) = env.run(&["apply", path, "--release", "shop", "--wait-for-jobs"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !err.contains("CS305") && !out.contains("lint warning"),
+        "{out}\n{err}"
+    );
+}
+
+#[test]
 fn after_a_failed_first_install_the_next_run_installs_and_prunes_its_leftovers() {
     let env = start("resources:\n- {kind: Deployment, name: app, never: true}\n");
     let (code, _, _) = env.apply("shop.yaml", &["--readiness-timeout", "1s"]);
