@@ -1,6 +1,6 @@
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::{
-    DEPENDS_ON_GROUPS, DEPENDS_ON_SUBCHARTS, ListError, NameList, READINESS_FAILURE,
+    DEPENDS_ON_GROUPS_ONE_SLASH, DEPENDS_ON_SUBCHARTS, ListError, NameList, READINESS_FAILURE,
     READINESS_SUCCESS, Spanned,
 };
 use crate::plan::PlanIssue;
@@ -61,13 +61,14 @@ fn check(ctx: &Context, sink: &mut Sink) {
     for (doc, r) in ctx.resources() {
         let chart = ctx.model.documents[doc].chart;
         for (key, list) in [
-            (DEPENDS_ON_GROUPS, &r.seq.depends_on),
+            (r.seq.depends_on_key(), &r.seq.depends_on),
+            (DEPENDS_ON_GROUPS_ONE_SLASH, &r.seq.depends_on_also),
             (READINESS_SUCCESS, &r.seq.readiness_success),
             (READINESS_FAILURE, &r.seq.readiness_failure),
         ] {
             if let Some(list @ Spanned { value: Err(e), .. }) = list {
                 let mut d = diagnostic(chart, key, list, e).doc(doc);
-                if key == DEPENDS_ON_GROUPS && r.hook.is_none() {
+                if key == r.seq.depends_on_key() && r.hook.is_none() {
                     d = d.note("the resource is installed with the unsequenced resources");
                 }
                 sink.push(d);

@@ -1,0 +1,291 @@
+//! The split HIP-0025 pull requests' own tests (`caretak3r/helm`, the reference
+//! implementation), converted: each test names the file it comes from. Their charts become
+//! rendered streams (`# Source: testchart/templates/…`) that `chartseq lint` and `chartseq plan`
+//! read as the reference's `helm lint` and install read its templates. Where chartseq differs on
+//! purpose, the test asserts chartseq's behaviour and the README's "What chartseq follows"
+//! section says why.
+
+use std::fmt::Write as _;
+
+use crate::{chartseq, run};
+
+/// A plan's root level: its group batches and unsequenced resources (`Kind/name`).
+type Level = (Vec<Vec<String>>, Vec<String>);
+
+/// The key the reference's current code reads for group dependencies
+/// (`internal/release/v2/resourcegroup/resource_group.go`, `AnnotationDependsOnResourceGroups`).
+const REFERENCE_DEPENDS_ON: &str = "helm.sh/depends-on-resource-groups";
+/// HIP-0025's spelling of it.
+const HIP_DEPENDS_ON: &str = "helm.sh/depends-on/resource-groups";
+const GROUP: &str = "helm.sh/resource-group";
+const HOOK: &str = "helm.sh/hook";
+
+/// One template of the reference tests' `groupLintManifestYAML(kind, name, annotations)`:
+/// its annotations sorted and double-quoted as Go's `%q` writes them.
+fn manifest(template: &str, kind: &str, name: &str, annotations: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "---\n# Source: testchart/templates/{template}\napiVersion: v1\nkind: {kind}\nmetadata:\n  name: {name}\n"
+    );
+    if !annotations.is_empty() {
+        text.push_str("  annotations:\n");
+        let mut sorted = annotations.to_vec();
+        sorted.sort_unstable();
+        for (k, v) in sorted {
+            let quoted = serde_json::to_string(v).expect("a string");
+            let _ = writeln!(text, "    {k}: {quoted}");
+        }
+    }
+    text
+}
+
+/// A stream written to a temporary directory (kept alive by the returned guard).
+fn stream(docs: &[String]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("rendered.yaml");
+    std::fs::write(&path, docs.concat()).expect("written");
+    let path = path.to_str().expect("UTF-8").to_owned();
+    (dir, path)
+}
+
+/// `chartseq lint --format json`: (code, severity, message) of every finding.
+fn lint(docs: &[String]) -> Vec<(String, String, String)> {
+    let (_dir, path) = stream(docs);
+    let (_, out, err) = run(chartseq().args(["lint", &path, "--format", "json"]));
+    let json: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default().to_owned(),
+                d["severity"].as_str().unwrap_or_default().to_owned(),
+                d["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// `chartseq plan --format json`: the root level's group batches and unsequenced resources
+/// (`Kind/name`), or the exit code and error when there is no plan.
+fn plan(docs: &[String]) -> Result<Level, (i32, String)> {
+    let (_dir, path) = stream(docs);
+    let (code, out, err) = run(chartseq().args(["plan", &path, "--format", "json"]));
+    if code != 0 {
+        return Err((code, err));
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let level = &json["levels"][0];
+    let batches = serde_json::from_value(level["group_batches"].clone()).expect("batches");
+    let unsequenced = level["unsequenced"]
+        .as_array()
+        .expect("unsequenced")
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["kind"].as_str().unwrap_or(""),
+                r["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    Ok((batches, unsequenced))
+}
+
+fn codes(findings: &[(String, String, String)]) -> Vec<(&str, &str)> {
+    findings
+        .iter()
+        .map(|(c, s, _)| (c.as_str(), s.as_str()))
+        .collect()
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_groups_test.go`,
+/// `TestSequencing_ResourceGroupDiagnostics`: each case's severity, as chartseq's rule. The
+/// reference writes dependencies under its key, `helm.sh/depends-on-resource-groups`.
+#[test]
+fn reference_resource_group_diagnostics() {
+    let cases: Vec<(&str, Vec<String>, (&str, &str))> = vec![
+        (
+            "cycle",
+            vec![
+                manifest(
+                    "a.yaml",
+                    "ConfigMap",
+                    "a",
+                    &[(GROUP, "a"), (REFERENCE_DEPENDS_ON, r#"["b"]"#)],
+                ),
+                manifest(
+                    "b.yaml",
+                    "ConfigMap",
+                    "b",
+                    &[(GROUP, "b"), (REFERENCE_DEPENDS_ON, r#"["a"]"#)],
+                ),
+            ],
+            ("CS001", "error"),
+        ),
+        (
+            "unknown group reference",
+            vec![manifest(
+                "app.yaml",
+                "ConfigMap",
+                "app",
+                &[(GROUP, "app"), (REFERENCE_DEPENDS_ON, r#"["database"]"#)],
+            )],
+            ("CS101", "error"),
+        ),
+        (
+            "malformed dependency JSON",
+            vec![manifest(
+                "app.yaml",
+                "ConfigMap",
+                "app",
+                &[(GROUP, "app"), (REFERENCE_DEPENDS_ON, "not-json")],
+            )],
+            ("CS201", "error"),
+        ),
+        (
+            "duplicate resource membership",
+            vec![
+                manifest("first.yaml", "ConfigMap", "shared", &[(GROUP, "first")]),
+                manifest("second.yaml", "ConfigMap", "shared", &[(GROUP, "second")]),
+            ],
+            ("CS004", "error"),
+        ),
+        (
+            "isolated groups",
+            vec![
+                manifest("a.yaml", "ConfigMap", "a", &[(GROUP, "a")]),
+                manifest("b.yaml", "ConfigMap", "b", &[(GROUP, "b")]),
+            ],
+            ("CS003", "warning"),
+        ),
+    ];
+    for (name, docs, want) in cases {
+        let found = lint(&docs);
+        assert!(codes(&found).contains(&want), "{name}: {found:?}");
+        // Nothing else at error level: the one problem is reported once, by its rule.
+        let errors: Vec<_> = codes(&found)
+            .into_iter()
+            .filter(|(_, s)| *s == "error")
+            .collect();
+        assert!(errors.iter().all(|e| *e == want), "{name}: {found:?}");
+    }
+    // The malformed value is named under the key it was read from.
+    let found = lint(&[manifest(
+        "app.yaml",
+        "ConfigMap",
+        "app",
+        &[(GROUP, "app"), (REFERENCE_DEPENDS_ON, "not-json")],
+    )]);
+    assert!(
+        found[0]
+            .2
+            .contains(&format!("`{REFERENCE_DEPENDS_ON}` is malformed")),
+        "{found:?}"
+    );
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_groups_test.go`,
+/// `TestSequencing_CleanResourceGroups`: no findings, and the reference's key orders the
+/// groups (it is read, not reported as unknown).
+#[test]
+fn reference_clean_resource_groups() {
+    let docs = [
+        manifest(
+            "database.yaml",
+            "ConfigMap",
+            "database",
+            &[(GROUP, "database")],
+        ),
+        manifest(
+            "app.yaml",
+            "ConfigMap",
+            "app",
+            &[(GROUP, "app"), (REFERENCE_DEPENDS_ON, r#"["database"]"#)],
+        ),
+    ];
+    assert_eq!(lint(&docs), vec![]);
+    let (batches, unsequenced) = plan(&docs).expect("a plan");
+    assert_eq!(
+        batches,
+        vec![vec!["database".to_owned()], vec!["app".to_owned()]]
+    );
+    assert!(unsequenced.is_empty());
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_groups_test.go`,
+/// `TestSequencing_HookResourcesExcludedFromResourceGroups`. Both leave the hook out of the
+/// groups (no cycle through it); the reference's lint says nothing of the annotations on the
+/// hook, chartseq warns (CS401) that they are ignored, a deliberate difference.
+#[test]
+fn reference_hook_resources_excluded_from_resource_groups() {
+    let docs = [
+        manifest("base.yaml", "ConfigMap", "base", &[(GROUP, "base")]),
+        manifest(
+            "app.yaml",
+            "ConfigMap",
+            "app",
+            &[(GROUP, "app"), (REFERENCE_DEPENDS_ON, r#"["base"]"#)],
+        ),
+        manifest(
+            "hook.yaml",
+            "Job",
+            "hook",
+            &[
+                (HOOK, "pre-install"),
+                (GROUP, "base"),
+                (REFERENCE_DEPENDS_ON, r#"["app"]"#),
+            ],
+        ),
+    ];
+    assert_eq!(codes(&lint(&docs)), vec![("CS401", "warning")]);
+    let (batches, _) = plan(&docs).expect("a plan: the hook makes no cycle");
+    assert_eq!(
+        batches,
+        vec![vec!["base".to_owned()], vec!["app".to_owned()]]
+    );
+}
+
+/// Source: `internal/release/v2/resourcegroup/resource_group.go` (`AnnotationDependsOnResourceGroups
+/// = "helm.sh/depends-on-resource-groups"`): chartseq orders by either spelling, the same
+/// plan; both set and agreeing is one order, both set and disagreeing is CS205.
+#[test]
+fn both_dependency_keys_order_groups() {
+    let with = |key: &str, extra: Option<(&str, &str)>| {
+        let mut app = vec![(GROUP, "app"), (key, r#"["db"]"#)];
+        app.extend(extra);
+        vec![
+            manifest("db.yaml", "ConfigMap", "db", &[(GROUP, "db")]),
+            manifest("app.yaml", "ConfigMap", "app", &app),
+        ]
+    };
+    let hip = plan(&with(HIP_DEPENDS_ON, None)).expect("a plan");
+    let reference = plan(&with(REFERENCE_DEPENDS_ON, None)).expect("a plan");
+    assert_eq!(hip, reference);
+    assert_eq!(hip.0, vec![vec!["db".to_owned()], vec!["app".to_owned()]]);
+    assert_eq!(lint(&with(REFERENCE_DEPENDS_ON, None)), vec![]);
+    // Both, agreeing: no finding.
+    let both = with(HIP_DEPENDS_ON, Some((REFERENCE_DEPENDS_ON, r#"["db"]"#)));
+    assert_eq!(lint(&both), vec![]);
+    // Both, disagreeing: an error that names both lists.
+    let mut docs = with(
+        HIP_DEPENDS_ON,
+        Some((REFERENCE_DEPENDS_ON, r#"["db", "queue"]"#)),
+    );
+    docs.push(manifest(
+        "queue.yaml",
+        "ConfigMap",
+        "queue",
+        &[(GROUP, "queue")],
+    ));
+    let found = lint(&docs);
+    // (queue is isolated too: chartseq plans with the two-`/` key's list.)
+    assert_eq!(
+        codes(&found),
+        vec![("CS205", "error"), ("CS003", "warning")],
+        "{found:?}"
+    );
+    assert!(found[0].2.contains("names [db] but"), "{found:?}");
+}
