@@ -289,3 +289,207 @@ fn both_dependency_keys_order_groups() {
     );
     assert!(found[0].2.contains("names [db] but"), "{found:?}");
 }
+
+/// A chart of the reference tests' `newSequencingChart`: `apiVersion: v3`, version 0.1.0,
+/// with `Chart.yaml` extras (dependencies, annotations) and its subcharts under `charts/`.
+struct Chart {
+    name: &'static str,
+    extra: &'static str,
+    subcharts: Vec<Chart>,
+}
+
+fn chart(name: &'static str, extra: &'static str, subcharts: Vec<Chart>) -> Chart {
+    Chart {
+        name,
+        extra,
+        subcharts,
+    }
+}
+
+fn write_chart(dir: &std::path::Path, c: &Chart) {
+    std::fs::create_dir_all(dir.join("templates")).expect("chart dir");
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        format!(
+            "apiVersion: v3\nname: {}\nversion: 0.1.0\n{}",
+            c.name, c.extra
+        ),
+    )
+    .expect("Chart.yaml");
+    for sub in &c.subcharts {
+        write_chart(&dir.join("charts").join(sub.name), sub);
+    }
+}
+
+/// `chartseq lint` of `rendered` (documents with `# Source:` paths) with the chart on disk.
+/// The reference's charts here have no templates; chartseq reads a stream that holds at
+/// least one document, so the root chart renders one plain `ConfigMap` as well (it changes
+/// no finding: it has no sequencing annotation).
+fn lint_chart(root: &Chart, rendered: &str) -> Vec<(String, String, String)> {
+    let rendered = config_map(&format!("{}/templates/cm.yaml", root.name), "root-cm") + rendered;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let chart_dir = dir.path().join(root.name);
+    write_chart(&chart_dir, root);
+    let stream = dir.path().join("rendered.yaml");
+    std::fs::write(&stream, rendered).expect("written");
+    let (_, out, err) = run(chartseq()
+        .arg("lint")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(&chart_dir)
+        .args(["--format", "json"]));
+    let json: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or_default().to_owned(),
+                d["severity"].as_str().unwrap_or_default().to_owned(),
+                d["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A `ConfigMap` of `manifestYAML(name)`, rendered from `source`.
+fn config_map(source: &str, name: &str) -> String {
+    format!("---\n# Source: {source}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n")
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`, `TestSequencing_SubchartCycle`.
+#[test]
+fn reference_subchart_cycle() {
+    let root = chart(
+        "testchart",
+        "dependencies:\n- {name: subchart-a, version: 0.1.0, depends-on: [subchart-b]}\n- {name: subchart-b, version: 0.1.0, depends-on: [subchart-a]}\n",
+        vec![
+            chart("subchart-a", "", vec![]),
+            chart("subchart-b", "", vec![]),
+        ],
+    );
+    let found = lint_chart(&root, "");
+    assert!(codes(&found).contains(&("CS002", "error")), "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_AliasedSubchartDependsOnOriginalName`: a reference by the original name of
+/// an aliased subchart is fine.
+#[test]
+fn reference_aliased_subchart_depends_on_original_name() {
+    let root = chart(
+        "testchart",
+        "dependencies:\n- {name: subchart-a, version: 0.1.0, alias: aliased-a}\n- {name: subchart-b, version: 0.1.0, depends-on: [subchart-a]}\n",
+        vec![
+            chart("subchart-a", "", vec![]),
+            chart("subchart-b", "", vec![]),
+        ],
+    );
+    assert_eq!(lint_chart(&root, ""), vec![]);
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_AmbiguousDependsOnReported`.
+#[test]
+fn reference_ambiguous_depends_on_reported() {
+    let root = chart(
+        "testchart",
+        "dependencies:\n- {name: subchart-a, version: 0.1.0, alias: first}\n- {name: subchart-a, version: 0.1.0, alias: second}\n- {name: subchart-b, version: 0.1.0, depends-on: [subchart-a]}\n",
+        vec![
+            chart("subchart-a", "", vec![]),
+            chart("subchart-b", "", vec![]),
+        ],
+    );
+    let found = lint_chart(&root, "");
+    assert!(codes(&found).contains(&("CS103", "error")), "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_ParentAnnotationUnknownRef`.
+#[test]
+fn reference_parent_annotation_unknown_ref() {
+    let root = chart(
+        "testchart",
+        "annotations:\n  helm.sh/depends-on/subcharts: '[\"does-not-exist\"]'\n",
+        vec![],
+    );
+    let found = lint_chart(&root, "");
+    assert!(codes(&found).contains(&("CS102", "error")), "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_NestedSubchartCycle`: the cycle is found one level down and the finding
+/// names that level.
+#[test]
+fn reference_nested_subchart_cycle() {
+    let child = chart(
+        "child",
+        "dependencies:\n- {name: grandchild-a, version: 0.1.0, depends-on: [grandchild-b]}\n- {name: grandchild-b, version: 0.1.0, depends-on: [grandchild-a]}\n",
+        vec![
+            chart("grandchild-a", "", vec![]),
+            chart("grandchild-b", "", vec![]),
+        ],
+    );
+    let root = chart(
+        "testchart",
+        "dependencies:\n- {name: child, version: 0.1.0}\n",
+        vec![child],
+    );
+    let found = lint_chart(
+        &root,
+        &config_map("testchart/charts/child/templates/cm.yaml", "child-cm"),
+    );
+    let cycle = found
+        .iter()
+        .find(|(c, s, _)| c == "CS002" && s == "error")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert!(cycle.2.contains("child"), "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_NestedUnknownDependsOnRef`.
+#[test]
+fn reference_nested_unknown_depends_on_ref() {
+    let child = chart(
+        "child",
+        "dependencies:\n- {name: grandchild, version: 0.1.0, depends-on: [missing]}\n",
+        vec![chart("grandchild", "", vec![])],
+    );
+    let root = chart(
+        "testchart",
+        "dependencies:\n- {name: child, version: 0.1.0}\n",
+        vec![child],
+    );
+    let found = lint_chart(
+        &root,
+        &config_map("testchart/charts/child/templates/cm.yaml", "child-cm"),
+    );
+    let unknown = found
+        .iter()
+        .find(|(c, s, _)| c == "CS102" && s == "error")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert!(unknown.2.contains("missing"), "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_UndeclaredRenderedSubchart`.
+#[test]
+fn reference_undeclared_rendered_subchart() {
+    let root = chart("testchart", "", vec![chart("vendored", "", vec![])]);
+    let found = lint_chart(
+        &root,
+        &config_map("testchart/charts/vendored/templates/cm.yaml", "vendored-cm"),
+    );
+    assert!(codes(&found).contains(&("CS104", "warning")), "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/sequencing_test.go`,
+/// `TestSequencing_HookOnlyUndeclaredSubchartIgnored`.
+#[test]
+fn reference_hook_only_undeclared_subchart_ignored() {
+    let root = chart("testchart", "", vec![chart("vendored", "", vec![])]);
+    let hook = "---\n# Source: testchart/charts/vendored/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: pre-install\n";
+    assert_eq!(lint_chart(&root, hook), vec![]);
+}
