@@ -12,6 +12,7 @@ declare_rule! {
     /// `helm.sh/depends-on/subcharts` in `Chart.yaml`) whose value is not a JSON array of
     /// non-empty strings inside a string. The corrected, quoted value is shown when it can
     /// be guessed.
+    /// Not checked on hooks, whose annotations are ignored (CS401 says so).
     ///
     /// ## Why is this bad?
     /// Kubernetes annotation values are strings: a YAML list is rejected, and a
@@ -58,7 +59,8 @@ fn diagnostic(chart: usize, key: &str, list: &Spanned<NameList>, error: &ListErr
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    for (doc, r) in ctx.resources() {
+    // A hook's sequencing and readiness annotations are ignored: CS401 is the one finding.
+    for (doc, r) in ctx.resources().filter(|(_, r)| r.hook.is_none()) {
         let chart = ctx.model.documents[doc].chart;
         for (key, list) in [
             (r.seq.depends_on_key(), &r.seq.depends_on),
@@ -68,7 +70,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
         ] {
             if let Some(list @ Spanned { value: Err(e), .. }) = list {
                 let mut d = diagnostic(chart, key, list, e).doc(doc);
-                if key == r.seq.depends_on_key() && r.hook.is_none() {
+                if key == r.seq.depends_on_key() {
                     d = d.note("the resource is installed with the unsequenced resources");
                 }
                 sink.push(d);

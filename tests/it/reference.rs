@@ -493,3 +493,125 @@ fn reference_hook_only_undeclared_subchart_ignored() {
     let hook = "---\n# Source: testchart/charts/vendored/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: pre-install\n";
     assert_eq!(lint_chart(&root, hook), vec![]);
 }
+
+/// A readiness case: its name, the annotations, the finding's code and words (if any).
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, Option<(&'a str, &'a str)>);
+
+const SUCCESS: &str = "helm.sh/readiness-success";
+const FAILURE: &str = "helm.sh/readiness-failure";
+
+/// The reference's `readinessManifestYAML(annotations)`: a `ConfigMap` of chart
+/// `readiness-test`.
+fn readiness_manifest(annotations: &[(&str, &str)]) -> Vec<String> {
+    let mut doc = manifest("configmap.yaml", "ConfigMap", "readiness-test", annotations)
+        .replace("testchart/", "readiness-test/");
+    doc.push_str("data:\n  key: value\n");
+    vec![doc]
+}
+
+/// Source: `internal/chart/v3/lint/rules/readiness_test.go`, `TestReadinessRule_PresencePairs`:
+/// every case the reference reports is an error here too. Where the reference reads a blank
+/// or `null` value as absent (so the pair is one-sided), chartseq names the value malformed
+/// (CS201): it is not a JSON array; both are errors and both fall back to kstatus.
+#[test]
+fn reference_readiness_presence_pairs() {
+    let success = r#"["{.status.phase} == \"Ready\""]"#;
+    let failure = r#"["{.status.phase} == \"Failed\""]"#;
+    let cases: Vec<Case> = vec![
+        (
+            "success only",
+            vec![(SUCCESS, success)],
+            Some(("CS301", "without a non-empty")),
+        ),
+        (
+            "failure only",
+            vec![(FAILURE, failure)],
+            Some(("CS301", "without a non-empty")),
+        ),
+        (
+            "blank is absent",
+            vec![(SUCCESS, ""), (FAILURE, failure)],
+            Some(("CS201", "is malformed")),
+        ),
+        (
+            "empty array is absent",
+            vec![(SUCCESS, "[]"), (FAILURE, failure)],
+            Some(("CS301", "without a non-empty")),
+        ),
+        (
+            "null is absent",
+            vec![(SUCCESS, "null"), (FAILURE, failure)],
+            Some(("CS201", "JSON null")),
+        ),
+        (
+            "malformed JSON",
+            vec![
+                (SUCCESS, r#"["{.status.phase} == \"Ready\"""#),
+                (FAILURE, failure),
+            ],
+            Some(("CS201", "not valid JSON")),
+        ),
+        (
+            "blank array element",
+            vec![(SUCCESS, r#"[""]"#), (FAILURE, failure)],
+            Some(("CS201", "empty string")),
+        ),
+        (
+            "non-numeric ordering literal",
+            vec![
+                (SUCCESS, r#"["{.status.phase} > \"Running\""]"#),
+                (FAILURE, failure),
+            ],
+            Some(("CS303", "not a number")),
+        ),
+        ("both absent", vec![], None),
+        (
+            "both valid",
+            vec![(SUCCESS, success), (FAILURE, failure)],
+            None,
+        ),
+        (
+            "quoted numeric ordering",
+            vec![
+                (SUCCESS, r#"["{.status.readyReplicas} >= \"1\""]"#),
+                (FAILURE, r#"["{.status.failed} > \"0\""]"#),
+            ],
+            None,
+        ),
+    ];
+    for (name, annotations, want) in cases {
+        let found = lint(&readiness_manifest(&annotations));
+        match want {
+            None => assert_eq!(found, vec![], "{name}"),
+            Some((code, words)) => {
+                assert_eq!(found.len(), 1, "{name}: {found:?}");
+                let (c, severity, message) = &found[0];
+                assert_eq!(
+                    (c.as_str(), severity.as_str()),
+                    (code, "error"),
+                    "{name}: {found:?}"
+                );
+                assert!(message.contains(words), "{name}: {found:?}");
+            }
+        }
+    }
+}
+
+/// Source: `internal/chart/v3/lint/rules/readiness_test.go`, `TestReadinessRule_HooksSkipped`:
+/// a hook's readiness is never checked (a one-sided pair there is no error). The reference's
+/// lint says nothing; chartseq warns (CS401) that the annotation is ignored.
+#[test]
+fn reference_readiness_hooks_skipped() {
+    let found = lint(&readiness_manifest(&[
+        (HOOK, "pre-install"),
+        (SUCCESS, r#"["{.status.phase} == \"Ready\""]"#),
+    ]));
+    assert_eq!(codes(&found), vec![("CS401", "warning")], "{found:?}");
+}
+
+/// Source: `internal/chart/v3/lint/rules/readiness_test.go`,
+/// `TestReadinessRule_QuietWithoutAnnotations`.
+#[test]
+fn reference_readiness_quiet_without_annotations() {
+    assert_eq!(lint(&readiness_manifest(&[])), vec![]);
+}
