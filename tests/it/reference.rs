@@ -615,3 +615,26 @@ fn reference_readiness_hooks_skipped() {
 fn reference_readiness_quiet_without_annotations() {
     assert_eq!(lint(&readiness_manifest(&[])), vec![]);
 }
+
+/// Source: `pkg/cmd/flags_test.go`, `TestReadinessTimeout`: install, upgrade and rollback take
+/// `--readiness-timeout` (chartseq: `apply` and `rollback`) and `template` does not. The
+/// reference's uninstall does not take it; chartseq's does, on purpose: its uninstall waits
+/// for each step to be gone before the next (the exact reverse of install), and this bounds
+/// each of those waits.
+#[test]
+fn reference_readiness_timeout_flag() {
+    for (command, takes) in [
+        ("apply", true),
+        ("rollback", true),
+        ("uninstall", true),
+        ("template", false),
+    ] {
+        let (code, out, err) = run(chartseq().args([command, "--help"]));
+        assert_eq!(code, 0, "{command}: {err}");
+        assert_eq!(
+            out.contains("--readiness-timeout"),
+            takes,
+            "{command}: {out}"
+        );
+    }
+}

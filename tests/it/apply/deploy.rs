@@ -739,7 +739,9 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 /// `apply` of a v2 chart with sequencing says what Helm does with it (refused with
 /// `--wait=ordered`, installed all at once without) and that chartseq sequences it — CS203's
 /// words and help, once — and then deploys it sequenced; the same chart as v3 deploys the
-/// same way without a word.
+/// same way without a word. The reference's `pkg/cmd/flags_test.go`,
+/// `TestOrderedWaitRequiresChartV3`, expects that refusal from helm; chartseq quotes it and
+/// deploys sequenced (the README's "What chartseq follows" says why).
 #[test]
 fn apply_says_what_helm_does_with_a_v2_chart_and_sequences_it() {
     let scenario = "resources:\n- {kind: Deployment, name: cache, readyAfterMs: 100}\n- {kind: Deployment, name: db, readyAfterMs: 100}\n- {kind: Deployment, name: api, readyAfterMs: 100}\n";
