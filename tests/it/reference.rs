@@ -638,3 +638,194 @@ fn reference_readiness_timeout_flag() {
         );
     }
 }
+
+/// The reference's `makeManifest(name, sourcePath, annotations)`: a `ConfigMap`, its
+/// dependencies under the reference's key.
+fn cm(name: &str, annotations: &[(&str, &str)]) -> String {
+    manifest(&format!("{name}.yaml"), "ConfigMap", name, annotations)
+}
+
+fn owned(batches: &[&[&str]]) -> Vec<Vec<String>> {
+    batches
+        .iter()
+        .map(|b| b.iter().map(|s| (*s).to_owned()).collect())
+        .collect()
+}
+
+/// Plans `docs` and returns the root level, failing the test when there is no plan.
+fn planned(docs: &[String]) -> Level {
+    plan(docs).unwrap_or_else(|(code, err)| panic!("exit {code}: {err}"))
+}
+
+/// Source: `internal/release/v2/resourcegroup/resource_group_test.go`: the parser's cases,
+/// as the plans chartseq makes of them. Isolated groups: the parser keeps them in the first
+/// batch, and the reference's sequence builder then moves them to the unsequenced batch when
+/// the level has two or more groups (`pkg/cmd/testdata/output/dag-v3-sequenced-isolated.txt`),
+/// as chartseq's plan does.
+#[test]
+fn reference_parse_resource_groups() {
+    let dep = |on: &'static str| (REFERENCE_DEPENDS_ON, on);
+    let g = |name: &'static str| (GROUP, name);
+
+    // TestParseResourceGroups_NoAnnotations
+    let (batches, unsequenced) = planned(&[cm("plain-a", &[]), cm("plain-b", &[])]);
+    assert!(batches.is_empty());
+    assert_eq!(unsequenced, ["ConfigMap/plain-a", "ConfigMap/plain-b"]);
+
+    // TestParseResourceGroups_GroupWithDependency
+    let (batches, unsequenced) = planned(&[
+        cm("database", &[g("database")]),
+        cm("app", &[g("app"), dep(r#"["database"]"#)]),
+    ]);
+    assert_eq!(batches, owned(&[&["database"], &["app"]]));
+    assert!(unsequenced.is_empty());
+
+    // TestParseResourceGroups_MultipleResourcesPerGroup
+    let docs = [
+        manifest(
+            "database-config.yaml",
+            "ConfigMap",
+            "database-config",
+            &[g("database")],
+        ),
+        manifest(
+            "database-secret.yaml",
+            "ConfigMap",
+            "database-secret",
+            &[g("database")],
+        ),
+        cm("app", &[g("app"), dep(r#"["database"]"#)]),
+    ];
+    assert_eq!(planned(&docs).0, owned(&[&["database"], &["app"]]));
+
+    // TestParseResourceGroups_ResourceAssignedToMultipleGroups: no plan, both groups named.
+    let (code, err) = plan(&[
+        manifest("database.yaml", "ConfigMap", "shared", &[g("database")]),
+        manifest("cache.yaml", "ConfigMap", "shared", &[g("cache")]),
+    ])
+    .expect_err("a resource in two groups");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("database") && err.contains("cache"), "{err}");
+
+    // TestParseResourceGroups_SameNameDifferentNamespaces: no collision.
+    let with_ns = |doc: String, ns: &str| {
+        doc.replace(
+            "  name: shared\n",
+            &format!("  name: shared\n  namespace: {ns}\n"),
+        )
+    };
+    let docs = [
+        with_ns(
+            manifest("a.yaml", "ConfigMap", "shared", &[g("groupA")]),
+            "ns-a",
+        ),
+        with_ns(
+            manifest("b.yaml", "ConfigMap", "shared", &[g("groupB")]),
+            "ns-b",
+        ),
+    ];
+    assert!(plan(&docs).is_ok());
+
+    // TestParseResourceGroups_NonExistentGroupReferenceWarning
+    let docs = [cm("app", &[g("app"), dep(r#"["missing"]"#)])];
+    let (batches, unsequenced) = planned(&docs);
+    assert!(batches.is_empty());
+    assert_eq!(unsequenced, ["ConfigMap/app"]);
+    let found = lint(&docs);
+    assert!(
+        found
+            .iter()
+            .any(|(c, _, m)| c == "CS101" && m.contains("missing")),
+        "{found:?}"
+    );
+
+    // TestParseResourceGroups_EmptyStringDependencyDemoted: demoted here too; chartseq names
+    // the empty name malformed (CS201) where the reference calls it a missing group.
+    let docs = [cm("app", &[g("app"), dep(r#"[""]"#)])];
+    assert_eq!(planned(&docs), (vec![], vec!["ConfigMap/app".to_owned()]));
+    assert_eq!(codes(&lint(&docs)), vec![("CS201", "error")]);
+
+    // TestParseResourceGroups_CascadingMissingDeps: both demoted, whatever the input order.
+    let docs = [
+        cm("app", &[g("app"), dep(r#"["database"]"#)]),
+        cm("database", &[g("database"), dep(r#"["missing"]"#)]),
+    ];
+    for docs in [docs.to_vec(), docs.iter().rev().cloned().collect()] {
+        let (batches, mut unsequenced) = planned(&docs);
+        assert!(batches.is_empty());
+        unsequenced.sort();
+        assert_eq!(unsequenced, ["ConfigMap/app", "ConfigMap/database"]);
+    }
+
+    // TestParseResourceGroups_InvalidDependsOnJSON
+    let docs = [cm("app", &[g("app"), dep("not-valid-json")])];
+    assert_eq!(planned(&docs), (vec![], vec!["ConfigMap/app".to_owned()]));
+
+    // TestParseResourceGroups_MixedSequencedAndUnsequenced: one group alone is not isolated.
+    let docs = [cm("database", &[g("database")]), cm("plain", &[])];
+    assert_eq!(
+        planned(&docs),
+        (owned(&[&["database"]]), vec!["ConfigMap/plain".to_owned()])
+    );
+
+    // TestResourceGroupDAG_CycleDetection: no plan. chartseq names the cycle as its path
+    // (`a -> c -> b -> a`: a depends on c), where the reference lists the nodes (`a, b, c`).
+    let (code, err) = plan(&[
+        cm("a", &[g("a"), dep(r#"["c"]"#)]),
+        cm("b", &[g("b"), dep(r#"["a"]"#)]),
+        cm("c", &[g("c"), dep(r#"["b"]"#)]),
+    ])
+    .expect_err("a cycle");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("a -> c -> b -> a"), "{err}");
+
+    // TestParseResourceGroups_DeduplicatesDependencies
+    let docs = [
+        cm("database", &[g("database")]),
+        manifest(
+            "app-config.yaml",
+            "ConfigMap",
+            "app-config",
+            &[g("app"), dep(r#"["database"]"#)],
+        ),
+        manifest(
+            "app-secret.yaml",
+            "ConfigMap",
+            "app-secret",
+            &[g("app"), dep(r#"["database"]"#)],
+        ),
+    ];
+    assert_eq!(planned(&docs).0, owned(&[&["database"], &["app"]]));
+
+    // TestParseResourceGroups_IsolatedGroupsRemainInBatch0 (and the builder's demotion).
+    let docs = [
+        cm("database", &[g("database")]),
+        cm("metrics", &[g("metrics")]),
+        cm("app", &[g("app"), dep(r#"["database"]"#)]),
+    ];
+    assert_eq!(
+        planned(&docs),
+        (
+            owned(&[&["database"], &["app"]]),
+            vec!["ConfigMap/metrics".to_owned()]
+        )
+    );
+
+    // TestParseResourceGroups_ComplexDAG
+    let docs = [
+        cm("cache", &[g("cache")]),
+        cm("database", &[g("database")]),
+        cm("queue", &[g("queue")]),
+        cm("api", &[g("api"), dep(r#"["database","queue"]"#)]),
+        cm("worker", &[g("worker"), dep(r#"["cache","queue"]"#)]),
+        cm("frontend", &[g("frontend"), dep(r#"["api"]"#)]),
+    ];
+    assert_eq!(
+        planned(&docs).0,
+        owned(&[
+            &["cache", "database", "queue"],
+            &["api", "worker"],
+            &["frontend"]
+        ])
+    );
+}
