@@ -223,3 +223,147 @@ fn reference_uninstall_sequenced_dry_run() {
     assert_eq!(env.count("delete", "ConfigMap", "app"), 0);
     assert_eq!(env.count("delete", "ConfigMap", "database"), 0);
 }
+
+/// The reference's `groupActionManifest(path, name, group, dependencies…)`, dependencies
+/// under its key (`helm.sh/depends-on-resource-groups`), and `sequenceManifest(path, name)`.
+fn group_cm(source: &str, name: &str, group: &str, deps: &[&str]) -> String {
+    let list = serde_json::to_string(deps).expect("JSON");
+    if deps.is_empty() {
+        cm(source, name, &[(GROUPS, group)])
+    } else {
+        cm(
+            source,
+            name,
+            &[
+                (GROUPS, group),
+                ("helm.sh/depends-on-resource-groups", list.as_str()),
+            ],
+        )
+    }
+}
+
+/// `what` of `kind/a` happened before the apply of `kind/b` (a `ConfigMap` is ready once
+/// applied, so its apply is when its step's wait ends).
+fn before_apply(env: &Env, what: &str, a: (&str, &str), b: (&str, &str)) {
+    let first = env.position(what, a.0, a.1);
+    let then = env.position("apply", b.0, b.1);
+    assert!(
+        first < then,
+        "{what} {a:?} after apply {b:?}: {:#?}",
+        env.log()
+    );
+}
+
+/// Source: `pkg/action/sequencing_groups_test.go`,
+/// `TestGroupSequencedApply_OrderAndFailureBoundaries` ("group-only chart applies groups
+/// before unsequenced resources"), with the reference's dependency key.
+#[test]
+fn reference_group_only_chart_applies_groups_before_unsequenced() {
+    let env = start("");
+    let stream = group_cm(
+        "parent/templates/database.yaml",
+        "database",
+        "database",
+        &[],
+    ) + &group_cm("parent/templates/app.yaml", "app", "app", &["database"])
+        + &cm("parent/templates/plain.yaml", "plain", &[]);
+    let path = env.stream("rendered.yaml", &stream);
+    let (code, out, err) = env.run(&["apply", &path, "--release", "r", "-n", "default"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    before_apply(
+        &env,
+        "apply",
+        ("ConfigMap", "database"),
+        ("ConfigMap", "app"),
+    );
+    before_apply(&env, "apply", ("ConfigMap", "app"), ("ConfigMap", "plain"));
+
+    // TestGroupSequencedDelete_ExactReverseOrder: plain, app, database, each gone first.
+    let before = env.log().len();
+    let (code, out, err) = env.run(&["uninstall", "r", "-n", "default"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let deleted: Vec<String> = env.log()[before..]
+        .iter()
+        .filter(|e| e.verb == "delete" && e.kind == "ConfigMap" && !e.dry_run)
+        .map(|e| e.name.clone())
+        .collect();
+    assert_eq!(deleted, ["plain", "app", "database"]);
+    each_gone_before_the_next(&env, &["plain", "app", "database"]);
+}
+
+/// Source: `pkg/action/sequencing_groups_test.go`,
+/// `TestGroupSequencedApply_OrderAndFailureBoundaries` ("subchart group batches apply before
+/// parent group batches").
+#[test]
+fn reference_subchart_group_batches_apply_before_parent_group_batches() {
+    let env = start("");
+    let stream = group_cm(
+        "parent/charts/child/templates/database.yaml",
+        "child-database",
+        "database",
+        &[],
+    ) + &group_cm(
+        "parent/charts/child/templates/app.yaml",
+        "child-app",
+        "app",
+        &["database"],
+    ) + &group_cm(
+        "parent/templates/database.yaml",
+        "parent-database",
+        "database",
+        &[],
+    ) + &group_cm(
+        "parent/templates/app.yaml",
+        "parent-app",
+        "app",
+        &["database"],
+    );
+    let path = env.stream("rendered.yaml", &stream);
+    let (code, out, err) = env.run(&["apply", &path, "--release", "r", "-n", "default"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let order = [
+        "child-database",
+        "child-app",
+        "parent-database",
+        "parent-app",
+    ];
+    for pair in order.windows(2) {
+        before_apply(
+            &env,
+            "apply",
+            ("ConfigMap", pair[0]),
+            ("ConfigMap", pair[1]),
+        );
+    }
+}
+
+/// Source: `pkg/action/sequencing_groups_test.go`,
+/// `TestGroupSequencedApply_OrderAndFailureBoundaries` ("create failure prevents the next
+/// batch mutation"): the database never becomes ready, so the app is never sent. (The
+/// reference's fake fails the wait; here the object never becomes ready and the wait times
+/// out.)
+#[test]
+fn reference_failure_prevents_the_next_batch_mutation() {
+    let env = start("resources:\n- {kind: Deployment, name: database, never: true}\n");
+    let database = "---\n# Source: parent/templates/database.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: database\n  annotations:\n    helm.sh/resource-group: database\nspec:\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: db, image: postgres:16}]\n";
+    let stream =
+        database.to_owned() + &group_cm("parent/templates/app.yaml", "app", "app", &["database"]);
+    let path = env.stream("rendered.yaml", &stream);
+    let (code, out, err) = env.run(&[
+        "apply",
+        &path,
+        "--release",
+        "r",
+        "-n",
+        "default",
+        "--readiness-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(env.at("apply", "Deployment", "database").is_some());
+    assert!(
+        env.at("apply", "ConfigMap", "app").is_none(),
+        "{:#?}",
+        env.log()
+    );
+}
