@@ -294,14 +294,14 @@ fn both_dependency_keys_order_groups() {
 /// with `Chart.yaml` extras (dependencies, annotations) and its subcharts under `charts/`.
 struct Chart {
     name: &'static str,
-    extra: &'static str,
+    extra: String,
     subcharts: Vec<Chart>,
 }
 
-fn chart(name: &'static str, extra: &'static str, subcharts: Vec<Chart>) -> Chart {
+fn chart(name: &'static str, extra: impl Into<String>, subcharts: Vec<Chart>) -> Chart {
     Chart {
         name,
-        extra,
+        extra: extra.into(),
         subcharts,
     }
 }
@@ -828,4 +828,224 @@ fn reference_parse_resource_groups() {
             &["frontend"]
         ])
     );
+}
+
+/// A chart level (`parent`, `parent/sub`) and its subchart batches.
+type LevelBatches = (String, Vec<Vec<String>>);
+
+/// `chartseq plan --format json` of the chart on disk (its root renders one `ConfigMap`): each level's
+/// subchart batches by level (`parent`, `parent/sub`), or the exit code and error.
+fn subchart_batches(root: &Chart, values: &str) -> Result<Vec<LevelBatches>, (i32, String)> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let chart_dir = dir.path().join(root.name);
+    write_chart(&chart_dir, root);
+    std::fs::write(chart_dir.join("values.yaml"), values).expect("values.yaml");
+    let stream = dir.path().join("rendered.yaml");
+    std::fs::write(
+        &stream,
+        config_map(&format!("{}/templates/cm.yaml", root.name), "root-cm"),
+    )
+    .expect("written");
+    let (code, out, err) = run(chartseq()
+        .arg("plan")
+        .arg(&stream)
+        .arg("--chart")
+        .arg(&chart_dir)
+        .args(["--format", "json"]));
+    if code != 0 {
+        return Err((code, err));
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    Ok(json["levels"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .map(|l| {
+            (
+                l["chart"].as_str().unwrap_or_default().to_owned(),
+                serde_json::from_value(l["subchart_batches"].clone()).expect("batches"),
+            )
+        })
+        .collect())
+}
+
+/// The root level's subchart batches.
+fn root_batches(root: &Chart, values: &str) -> Vec<Vec<String>> {
+    let levels = subchart_batches(root, values).unwrap_or_else(|(c, e)| panic!("exit {c}: {e}"));
+    levels[0].1.clone()
+}
+
+/// The plan fails (exit 1) with `words` in its error.
+fn plan_refused(root: &Chart, words: &str) {
+    let (code, err) = subchart_batches(root, "").expect_err("no plan");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(words), "{err}");
+}
+
+fn subs(names: &[&'static str]) -> Vec<Chart> {
+    names.iter().map(|n| chart(n, "", vec![])).collect()
+}
+
+/// Source: `internal/chart/v3/util/subchart_dag_test.go`: the subchart DAG's batches, as
+/// chartseq's plan orders the subcharts of a level.
+#[test]
+fn reference_build_subchart_dag() {
+    // TestBuildSubchartDAG_Empty
+    assert!(root_batches(&chart("parent", "", vec![]), "").is_empty());
+    // TestBuildSubchartDAG_NoDependencies
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: nginx, version: 0.1.0}\n- {name: rabbitmq, version: 0.1.0}\n- {name: postgres, version: 0.1.0}\n",
+        subs(&["nginx", "rabbitmq", "postgres"]),
+    );
+    assert_eq!(
+        root_batches(&c, ""),
+        owned(&[&["nginx", "postgres", "rabbitmq"]])
+    );
+    // TestBuildSubchartDAG_LinearOrder
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: postgres, version: 0.1.0}\n- {name: rabbitmq, version: 0.1.0, depends-on: [postgres]}\n- {name: app, version: 0.1.0, depends-on: [rabbitmq]}\n",
+        subs(&["postgres", "rabbitmq", "app"]),
+    );
+    assert_eq!(
+        root_batches(&c, ""),
+        owned(&[&["postgres"], &["rabbitmq"], &["app"]])
+    );
+    // TestBuildSubchartDAG_AliasResolution
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: primary-db, alias: primary-db, version: 0.1.0}\n- {name: app, version: 0.1.0, depends-on: [primary-db]}\n",
+        subs(&["primary-db", "app"]),
+    );
+    assert_eq!(root_batches(&c, ""), owned(&[&["primary-db"], &["app"]]));
+    // TestBuildSubchartDAG_DisabledSubchart
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: cache, version: 0.1.0, condition: cache.enabled}\n- {name: app, version: 0.1.0, depends-on: [cache]}\n",
+        subs(&["cache", "app"]),
+    );
+    let (code, err) = subchart_batches(&c, "cache: {enabled: false}\n").expect_err("no plan");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cache"), "{err}");
+    // TestBuildSubchartDAG_DisabledSubchartNotReferenced
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: cache, version: 0.1.0, condition: cache.enabled}\n- {name: app, version: 0.1.0}\n",
+        subs(&["cache", "app"]),
+    );
+    assert_eq!(
+        root_batches(&c, "cache: {enabled: false}\n"),
+        owned(&[&["app"]])
+    );
+    // TestBuildSubchartDAG_CycleDetection: chartseq names the path.
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: a, version: 0.1.0, depends-on: [b]}\n- {name: b, version: 0.1.0, depends-on: [c]}\n- {name: c, version: 0.1.0, depends-on: [a]}\n",
+        subs(&["a", "b", "c"]),
+    );
+    plan_refused(&c, "cycle");
+    // TestBuildSubchartDAG_AnnotationBasedParentDependencies: the parent's annotation orders
+    // the parent after its subcharts, not the subcharts among themselves.
+    let c = chart(
+        "parent",
+        "annotations:\n  helm.sh/depends-on/subcharts: '[\"nginx\"]'\ndependencies:\n- {name: postgres, version: 0.1.0}\n- {name: nginx, version: 0.1.0}\n",
+        subs(&["postgres", "nginx"]),
+    );
+    assert_eq!(root_batches(&c, ""), owned(&[&["nginx", "postgres"]]));
+    // TestBuildSubchartDAG_HIPExample
+    let c = chart(
+        "foo",
+        "annotations:\n  helm.sh/depends-on/subcharts: '[\"bar\", \"rabbitmq\"]'\ndependencies:\n- {name: nginx, version: 0.1.0}\n- {name: rabbitmq, version: 0.1.0}\n- {name: bar, version: 0.1.0, depends-on: [nginx, rabbitmq]}\n",
+        subs(&["nginx", "rabbitmq", "bar"]),
+    );
+    assert_eq!(
+        root_batches(&c, ""),
+        owned(&[&["nginx", "rabbitmq"], &["bar"]])
+    );
+    // TestBuildSubchartDAG_MixedDeclarations
+    let c = chart(
+        "parent",
+        "annotations:\n  helm.sh/depends-on/subcharts: '[\"worker\"]'\ndependencies:\n- {name: database, version: 0.1.0}\n- {name: api, version: 0.1.0, depends-on: [database]}\n- {name: worker, version: 0.1.0}\n",
+        subs(&["database", "api", "worker"]),
+    );
+    assert_eq!(
+        root_batches(&c, ""),
+        owned(&[&["database", "worker"], &["api"]])
+    );
+    // TestBuildSubchartDAG_InvalidAnnotationJSON and _ObjectAnnotationRejected
+    for value in [r#"'["app",'"#, r#"'{"nginx":["postgres"]}'"#] {
+        let extra = format!(
+            "annotations:\n  helm.sh/depends-on/subcharts: {value}\ndependencies:\n- {{name: app, version: 0.1.0}}\n"
+        );
+        plan_refused(
+            &chart("parent", extra, subs(&["app"])),
+            "helm.sh/depends-on/subcharts",
+        );
+    }
+    // TestBuildSubchartDAG_NonExistentReference
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: app, version: 0.1.0, depends-on: [missing]}\n",
+        subs(&["app"]),
+    );
+    plan_refused(&c, "missing");
+    // TestBuildSubchartDAG_AnnotationUnknownSubchart
+    let c = chart(
+        "parent",
+        "annotations:\n  helm.sh/depends-on/subcharts: '[\"app\"]'\ndependencies:\n- {name: postgres, version: 0.1.0}\n",
+        subs(&["postgres"]),
+    );
+    plan_refused(&c, "app");
+    // TestBuildSubchartDAG_NestedSubcharts
+    let nested = chart(
+        "application",
+        "dependencies:\n- {name: cache, version: 0.1.0}\n- {name: worker, version: 0.1.0, depends-on: [cache]}\n",
+        subs(&["cache", "worker"]),
+    );
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: database, version: 0.1.0}\n- {name: application, version: 0.1.0, depends-on: [database]}\n",
+        vec![chart("database", "", vec![]), nested],
+    );
+    let levels = subchart_batches(&c, "").unwrap_or_else(|(c, e)| panic!("exit {c}: {e}"));
+    assert_eq!(levels[0].1, owned(&[&["database"], &["application"]]));
+    let application = levels
+        .iter()
+        .find(|(name, _)| name == "parent/application")
+        .unwrap_or_else(|| panic!("{levels:?}"));
+    assert_eq!(application.1, owned(&[&["cache"], &["worker"]]));
+}
+
+/// Source: `internal/chart/v3/util/subchart_dag_test.go`, the `TestProcessDependencies_…`
+/// cases: `depends-on` may name a subchart by its original name or its alias; a name two
+/// aliased copies share is ambiguous; the parent's annotation resolves the same way.
+#[test]
+fn reference_process_dependencies() {
+    for by in ["postgres", "primary-db"] {
+        let extra = format!(
+            "dependencies:\n- {{name: postgres, alias: primary-db, version: 0.1.0}}\n- {{name: app, version: 0.1.0, depends-on: [{by}]}}\n"
+        );
+        let c = chart("parent", extra, subs(&["postgres", "app"]));
+        assert_eq!(
+            root_batches(&c, ""),
+            owned(&[&["primary-db"], &["app"]]),
+            "{by}"
+        );
+    }
+    // TestProcessDependencies_AmbiguousDependsOnRejected
+    let c = chart(
+        "parent",
+        "dependencies:\n- {name: postgres, alias: db1, version: 0.1.0}\n- {name: postgres, alias: db2, version: 0.1.0}\n- {name: app, version: 0.1.0, depends-on: [postgres]}\n",
+        subs(&["postgres", "app"]),
+    );
+    plan_refused(&c, "postgres");
+    // TestProcessDependencies_RewritesSubchartAnnotation
+    let c = chart(
+        "parent",
+        "annotations:\n  helm.sh/depends-on/subcharts: '[\"postgres\", \"app\"]'\ndependencies:\n- {name: postgres, alias: primary-db, version: 0.1.0}\n- {name: app, version: 0.1.0}\n",
+        subs(&["postgres", "app"]),
+    );
+    assert_eq!(root_batches(&c, ""), owned(&[&["app", "primary-db"]]));
 }
