@@ -9,17 +9,24 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::model::Model;
+use crate::model::annotations::AnnotationValue;
 use crate::parse::Node;
 use crate::source::SourceMap;
 use crate::source::chart::LoadedChart;
 
 /// Helm's `Chart` JSON: metadata, lock, templates, values, schema, files. Without a chart on
-/// disk (a rendered stream) only the name is known.
+/// disk (a rendered stream) the metadata is what [`stream_metadata`] finds.
 #[must_use]
-pub fn chart_json(loaded: Option<&LoadedChart>, sources: &SourceMap, name: &str) -> Value {
+pub fn chart_json(
+    loaded: Option<&LoadedChart>,
+    sources: &SourceMap,
+    name: &str,
+    model: &Model,
+) -> Value {
     let Some(chart) = loaded else {
-        return json!({"metadata": {"name": name}, "lock": null, "templates": null,
-            "values": null, "schema": null, "files": null});
+        return json!({"metadata": stream_metadata(model, name), "lock": null,
+            "templates": null, "values": null, "schema": null, "files": null});
     };
     let file = |(path, id): (&String, &crate::source::FileId)| json!({"name": path, "data": base64::engine::general_purpose::STANDARD.encode(&sources.get(*id).bytes)});
     let templates: Vec<Value> = chart
@@ -43,6 +50,50 @@ pub fn chart_json(loaded: Option<&LoadedChart>, sources: &SourceMap, name: &str)
         "schema": null,
         "files": files,
     })
+}
+
+/// The metadata of a chart known only from its rendered stream. `helm list` and `helm
+/// history` print the chart as `name-version`, so a version is always recorded: the one the
+/// root chart's own objects carry in their `helm.sh/chart` label (`name-version`, with Helm's
+/// chart helpers writing `+` as `_`) when they all agree, else `0.0.0`. `appVersion` is the
+/// `app.kubernetes.io/version` label when those objects all carry the same one.
+#[must_use]
+pub fn stream_metadata(model: &Model, name: &str) -> Value {
+    // One value when every root-chart object that has the label agrees on it.
+    let agreed = |key: &str| -> Option<String> {
+        let mut values = model
+            .documents
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.chart == 0)
+            .filter_map(|(i, _)| model.resource(i))
+            .filter_map(|r| r.labels.iter().rev().find(|l| l.key == key))
+            .map(|l| match &l.value {
+                AnnotationValue::Str(s) => s.clone(),
+                AnnotationValue::Coerced { text, .. } => text.clone(),
+                AnnotationValue::NotString { .. } => String::new(),
+            });
+        let first = values.next()?;
+        values.all(|v| v == first).then_some(first)
+    };
+    let version = agreed("helm.sh/chart")
+        .and_then(|label| {
+            label
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .filter(|v| {
+                    !v.is_empty()
+                        && v.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+                })
+                .map(|v| v.replace('_', "+"))
+        })
+        .unwrap_or_else(|| "0.0.0".to_owned());
+    let mut meta = json!({"name": name, "version": version});
+    if let Some(app) = agreed("app.kubernetes.io/version").filter(|v| !v.is_empty()) {
+        meta["appVersion"] = json!(app);
+    }
+    meta
 }
 
 fn text(node: Option<&Node>) -> Option<Value> {
@@ -190,10 +241,46 @@ mod tests {
         );
     }
 
+    fn stream(text: &str) -> Model {
+        crate::model::load_stream(
+            "s.yaml",
+            text.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        )
+    }
+
     #[test]
-    fn a_stream_without_its_chart_names_the_chart_only() {
-        let v = chart_json(None, &SourceMap::default(), "shop");
-        assert_eq!(v["metadata"], json!({"name": "shop"}));
+    fn a_stream_without_labels_records_version_0_0_0() {
+        let model = stream(
+            "---\n# Source: shop/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+        );
+        let v = chart_json(None, &SourceMap::default(), "shop", &model);
+        assert_eq!(v["metadata"], json!({"name": "shop", "version": "0.0.0"}));
         assert!(v["templates"].is_null());
+    }
+
+    #[test]
+    fn a_stream_records_the_version_its_root_chart_labels_agree_on() {
+        let doc = |chart: &str, name: &str, label: &str| {
+            format!(
+                "---\n# Source: {chart}/templates/{name}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels:\n    helm.sh/chart: {label}\n    app.kubernetes.io/version: \"2.1\"\n"
+            )
+        };
+        // A subchart's own label does not count.
+        let text = doc("shop", "a", "shop-1.2.0_build.3")
+            + &doc("shop", "b", "shop-1.2.0_build.3")
+            + &doc("shop/charts/db", "c", "db-9.0.0");
+        let v = chart_json(None, &SourceMap::default(), "shop", &stream(&text));
+        assert_eq!(
+            v["metadata"],
+            json!({"name": "shop", "version": "1.2.0+build.3", "appVersion": "2.1"})
+        );
+        // Labels that disagree, or name another chart: no version can be trusted.
+        let text = doc("shop", "a", "shop-1.2.0") + &doc("shop", "b", "shop-1.3.0");
+        let v = chart_json(None, &SourceMap::default(), "shop", &stream(&text));
+        assert_eq!(v["metadata"]["version"], "0.0.0");
+        let text = doc("shop", "a", "other-1.2.0");
+        let v = chart_json(None, &SourceMap::default(), "shop", &stream(&text));
+        assert_eq!(v["metadata"]["version"], "0.0.0");
     }
 }

@@ -42,12 +42,14 @@ pub struct RunSettings {
 /// What happened, for progress output.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
-    /// A phase or step started: its label, resource count and what it does (`apply`,
-    /// `delete`).
+    /// A phase or step started: its label, resource count, what it does (`apply`,
+    /// `delete`) and the objects it does it to (`Kind/name`, in order). A deletion counts only
+    /// what it will delete: objects kept or not this release's are reported apart.
     Started {
         step: String,
         resources: usize,
         verb: &'static str,
+        objects: Vec<String>,
     },
     /// A step's resources were sent; it now waits.
     Waiting { step: String },
@@ -72,6 +74,9 @@ pub enum StepResult {
     Ready,
     Deleted,
     DryRun,
+    /// A deletion step that deleted nothing because every object it found is kept
+    /// (`helm.sh/resource-policy: keep`) or not this release's.
+    Kept,
     Failed(String),
     Skipped,
 }
@@ -84,6 +89,7 @@ impl StepResult {
             StepResult::Ready => "ready",
             StepResult::Deleted => "deleted",
             StepResult::DryRun => "dry-run",
+            StepResult::Kept => "kept",
             StepResult::Failed(_) => "failed",
             StepResult::Skipped => "interrupted",
         }
@@ -109,7 +115,7 @@ pub struct StepReport {
     pub step: String,
     pub resources: usize,
     pub waited_ms: u64,
-    /// `ready`, `deleted`, `dry-run`, `failed`, `interrupted` or `not started`.
+    /// `ready`, `deleted`, `dry-run`, `kept`, `failed`, `interrupted` or `not started`.
     pub result: String,
     /// Why it failed (blocked resources and their reasons), or what it waited for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -544,6 +550,7 @@ impl Runner {
             step: label.to_owned(),
             resources: indexes.len(),
             verb: "apply",
+            objects: indexes.iter().map(|&i| record.items[i].short()).collect(),
         });
         let started = Instant::now();
         let result = async {
@@ -924,6 +931,41 @@ impl Runner {
             .collect())
     }
 
+    /// What a deletion of `indexes` would do, from reads only: the objects that exist and
+    /// this release owns, in order (with `keep`, not those annotated
+    /// `helm.sh/resource-policy: keep`), and the events for what stays.
+    async fn doomed(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+        keep: bool,
+    ) -> Result<(Vec<Doomed>, Vec<Event>), RunError> {
+        let mut doomed = Vec::new();
+        let mut stays = Vec::new();
+        for (i, kind, ns, live, decision) in self.judge_deletions(record, indexes).await? {
+            let item = &record.items[i];
+            match decision {
+                Decision::Foreign(owner) => stays.push(Event::Skipped {
+                    resource: self.label(item),
+                    owner: owner.to_string(),
+                }),
+                Decision::Kept if keep => stays.push(Event::Kept {
+                    resource: self.label(item),
+                }),
+                Decision::Kept | Decision::Owned => {
+                    let uid = live["metadata"]["uid"].as_str().map(str::to_owned);
+                    doomed.push(Doomed {
+                        index: i,
+                        kind,
+                        namespace: ns,
+                        uid,
+                    });
+                }
+            }
+        }
+        Ok((doomed, stays))
+    }
+
     /// Deletes the objects this release owns and waits for them to be gone. Objects of
     /// someone else are left in place and reported; with `keep`, so are those annotated
     /// `helm.sh/resource-policy: keep` (uninstall and pruning; hook delete policies ignore
@@ -936,32 +978,36 @@ impl Runner {
         keep: bool,
     ) -> Result<Duration, RunError> {
         // Judge every object first (reads only), reporting in order what stays.
-        let mut doomed = Vec::new();
-        for (i, kind, ns, live, decision) in self.judge_deletions(record, indexes).await? {
-            let item = &record.items[i];
-            match decision {
-                Decision::Foreign(owner) => self.emit(Event::Skipped {
-                    resource: self.label(item),
-                    owner: owner.to_string(),
-                }),
-                Decision::Kept if keep => self.emit(Event::Kept {
-                    resource: self.label(item),
-                }),
-                Decision::Kept | Decision::Owned => {
-                    let uid = live["metadata"]["uid"].as_str().map(str::to_owned);
-                    doomed.push((i, kind, ns, uid));
-                }
-            }
+        let (doomed, stays) = self.doomed(record, indexes, keep).await?;
+        for e in stays {
+            self.emit(e);
         }
+        self.delete_doomed(record, doomed, label).await
+    }
+
+    /// Deletes what [`Runner::doomed`] judged, one at a time in exactly the order given
+    /// (uninstall: the reverse of install, inside a step too), each only if it is still the
+    /// very object judged (its uid), then waits for all of them to be gone. A dry run deletes
+    /// nothing.
+    async fn delete_doomed(
+        &self,
+        record: &Record,
+        doomed: Vec<Doomed>,
+        label: &str,
+    ) -> Result<Duration, RunError> {
         if self.settings.dry_run {
             return Ok(Duration::ZERO);
         }
-        // Then delete one at a time in exactly the order given (uninstall: the reverse of
-        // install, inside a step too), each only if it is still the very object judged (its
-        // uid). The requests are cheap; the waiting comes after, for all of them at once.
+        // The requests are cheap; the waiting comes after, for all of them at once.
         let mut targets = Vec::new();
-        for (i, kind, ns, uid) in doomed {
-            let item = &record.items[i];
+        for Doomed {
+            index,
+            kind,
+            namespace: ns,
+            uid,
+        } in doomed
+        {
+            let item = &record.items[index];
             match self
                 .cluster
                 .delete(&kind, ns.as_deref(), &item.name, uid.as_deref())
@@ -1008,7 +1054,8 @@ impl Runner {
 
     /// Deletes steps one by one in the order given (from [`reverse_steps`]: the exact reverse
     /// of install), the resources of each in the order given, each step waited gone (see
-    /// [`Runner::delete_and_wait`] for what is left in place).
+    /// [`Runner::delete_and_wait`] for what is left in place). A step counts and names only
+    /// what it deletes; one whose objects all stay ends `kept`.
     pub async fn delete_steps(
         &self,
         record: &Record,
@@ -1018,19 +1065,43 @@ impl Runner {
             if indexes.is_empty() {
                 continue;
             }
+            let judged = self.doomed(record, indexes, true).await;
+            let (doomed, stays) = match judged {
+                Ok(j) => j,
+                Err(e) => {
+                    self.emit(Event::Finished {
+                        step: label.clone(),
+                        resources: indexes.len(),
+                        waited: Duration::ZERO,
+                        result: StepResult::Failed(e.to_string()),
+                    });
+                    return Err(e);
+                }
+            };
+            let count = doomed.len();
+            let all_stay = count == 0 && !stays.is_empty();
             self.emit(Event::Started {
                 step: label.clone(),
-                resources: indexes.len(),
+                resources: count,
                 verb: "delete",
+                objects: doomed
+                    .iter()
+                    .map(|d| record.items[d.index].short())
+                    .collect(),
             });
+            for e in stays {
+                self.emit(e);
+            }
             let started = Instant::now();
-            let result = self.delete_and_wait(record, indexes, label, true).await;
+            let result = self.delete_doomed(record, doomed, label).await;
             match result {
                 Ok(waited) => self.emit(Event::Finished {
                     step: label.clone(),
-                    resources: indexes.len(),
+                    resources: count,
                     waited,
-                    result: if self.settings.dry_run {
+                    result: if all_stay {
+                        StepResult::Kept
+                    } else if self.settings.dry_run {
                         StepResult::DryRun
                     } else {
                         StepResult::Deleted
@@ -1039,7 +1110,7 @@ impl Runner {
                 Err(e) => {
                     self.emit(Event::Finished {
                         step: label.clone(),
-                        resources: indexes.len(),
+                        resources: count,
                         waited: started.elapsed(),
                         result: StepResult::Failed(e.to_string()),
                     });
@@ -1049,6 +1120,14 @@ impl Runner {
         }
         Ok(())
     }
+}
+
+/// An object a deletion will delete: its item, kind, namespace and the uid it was judged by.
+struct Doomed {
+    index: usize,
+    kind: Kind,
+    namespace: Option<String>,
+    uid: Option<String>,
 }
 
 /// An Argo CD hook whose delete policy (`argocd.argoproj.io/hook-delete-policy`, default

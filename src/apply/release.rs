@@ -47,6 +47,12 @@ impl Item {
         self.label_in(self.namespace.as_deref())
     }
 
+    /// `Kind/name`, as progress lists a step's objects.
+    #[must_use]
+    pub fn short(&self) -> String {
+        format!("{}/{}", self.kind, self.name)
+    }
+
     /// `Kind/name`, with `namespace` when there is one.
     #[must_use]
     pub fn label_in(&self, namespace: Option<&str>) -> String {

@@ -172,6 +172,12 @@ struct Renderer {
     rows: Vec<(String, usize, Duration, &'static str, Option<String>)>,
     kept: Vec<String>,
     skipped: Vec<(String, String)>,
+    /// A dry run: progress and the summary say what would happen, naming the objects.
+    dry_run: bool,
+    /// The steps started and not finished: what each does and to which objects.
+    open: std::collections::BTreeMap<String, (&'static str, Vec<String>)>,
+    /// Resources of the steps finished, by what the step did (`apply`, `delete`).
+    totals: std::collections::BTreeMap<&'static str, usize>,
 }
 
 /// One progress event as a JSON line.
@@ -181,7 +187,10 @@ fn event_json(e: &Event) -> serde_json::Value {
             step,
             resources,
             verb,
-        } => json!({"event": "started", "step": step, "resources": resources, "action": verb}),
+            objects,
+        } => {
+            json!({"event": "started", "step": step, "resources": resources, "action": verb, "objects": objects})
+        }
         Event::Waiting { step } => json!({"event": "waiting", "step": step}),
         Event::Finished {
             step,
@@ -206,19 +215,54 @@ fn event_json(e: &Event) -> serde_json::Value {
 
 /// One progress event as a line for people (`None`: nothing to say). Step and resource names
 /// come from the chart, so the line is kept one line (control characters and line breaks shown
-/// as escapes).
-fn event_line(e: &Event) -> Option<String> {
-    event_text(e).map(|line| crate::safe::one_line(&line).into_owned())
+/// as escapes). `verb` is what the event's step does, for a finished one.
+fn event_line(e: &Event, dry_run: bool, verb: Option<&str>) -> Option<String> {
+    event_text(e, dry_run, verb).map(|line| crate::safe::one_line(&line).into_owned())
 }
 
-fn event_text(e: &Event) -> Option<String> {
+/// `1 resource`, `2 resources`.
+fn resources(n: usize) -> String {
+    format!("{n} resource{}", if n == 1 { "" } else { "s" })
+}
+
+fn event_text(e: &Event, dry_run: bool, verb: Option<&str>) -> Option<String> {
     Some(match e {
         Event::Started {
             step,
-            resources,
+            resources: n,
             verb,
-        } => format!("{step}: {} {resources} resource(s)", gerund(verb)),
+            objects,
+        } if dry_run => {
+            if objects.is_empty() {
+                format!("{step}: would {verb} nothing")
+            } else {
+                format!(
+                    "{step}: would {verb} {}: {}",
+                    resources(*n),
+                    objects.join(", ")
+                )
+            }
+        }
+        Event::Started {
+            step,
+            resources: n,
+            verb,
+            ..
+        } => format!("{step}: {} {}", gerund(verb), resources(*n)),
         Event::Waiting { .. } => return None,
+        Event::Finished {
+            step,
+            result: StepResult::DryRun,
+            ..
+        } => match verb {
+            Some("delete") => format!("{step}: nothing deleted (dry run)"),
+            _ => format!("{step}: the server accepted it, nothing applied (dry run)"),
+        },
+        Event::Finished {
+            step,
+            result: StepResult::Kept,
+            ..
+        } => format!("{step}: nothing deleted, every object stays"),
         Event::Finished {
             step,
             waited,
@@ -230,7 +274,13 @@ fn event_text(e: &Event) -> Option<String> {
         Event::NotStarted { step, after } => {
             format!("{step}: not started (after {})", after.join(", "))
         }
+        Event::Kept { resource } if dry_run => {
+            format!("would keep {resource}: helm.sh/resource-policy: keep")
+        }
         Event::Kept { resource } => format!("kept {resource}: helm.sh/resource-policy: keep"),
+        Event::Skipped { resource, owner } if dry_run => {
+            format!("would leave in place {resource}: not this release's, {owner}")
+        }
         Event::Skipped { resource, owner } => {
             format!("left in place {resource}: not this release's, {owner}")
         }
@@ -238,7 +288,7 @@ fn event_text(e: &Event) -> Option<String> {
 }
 
 impl Renderer {
-    fn new(mode: Progress) -> Self {
+    fn new(mode: Progress, dry_run: bool) -> Self {
         let live = mode == Progress::Human && std::io::stderr().is_terminal();
         Self {
             mode,
@@ -251,17 +301,46 @@ impl Renderer {
             rows: Vec::new(),
             kept: Vec::new(),
             skipped: Vec::new(),
+            dry_run,
+            open: std::collections::BTreeMap::new(),
+            totals: std::collections::BTreeMap::new(),
         }
     }
 
     fn event(&mut self, e: Event, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
+        let dry_run = self.dry_run;
+        if let Event::Started {
+            step,
+            verb,
+            objects,
+            ..
+        } = &e
+        {
+            self.open.insert(step.clone(), (*verb, objects.clone()));
+        }
+        let opened = match &e {
+            Event::Finished { step, .. } => self.open.remove(step),
+            _ => None,
+        };
+        let verb = opened.as_ref().map(|(v, _)| *v);
+        if let (
+            Event::Finished {
+                resources,
+                result: StepResult::Ready | StepResult::Deleted | StepResult::DryRun,
+                ..
+            },
+            Some(verb),
+        ) = (&e, verb)
+        {
+            *self.totals.entry(verb).or_default() += resources;
+        }
         if self.mode == Progress::Json {
             writeln!(out, "{}", event_json(&e))?;
         } else if let Some((multi, bars)) = &mut self.bars {
             match &e {
                 Event::Started { step, .. } => {
                     let bar = multi.add(indicatif::ProgressBar::new_spinner());
-                    bar.set_message(event_line(&e).unwrap_or_default());
+                    bar.set_message(event_line(&e, dry_run, verb).unwrap_or_default());
                     bar.enable_steady_tick(Duration::from_millis(120));
                     bars.insert(step.clone(), bar);
                 }
@@ -279,12 +358,12 @@ impl Renderer {
                             bar.finish_and_clear();
                         }
                     }
-                    if let Some(line) = event_line(other) {
+                    if let Some(line) = event_line(other, dry_run, verb) {
                         let _ = multi.println(line);
                     }
                 }
             }
-        } else if let Some(line) = event_line(&e) {
+        } else if let Some(line) = event_line(&e, dry_run, verb) {
             writeln!(err, "{line}")?;
         }
         match e {
@@ -296,6 +375,11 @@ impl Renderer {
             } => {
                 let detail = match &result {
                     StepResult::Failed(m) => Some(m.clone()),
+                    // A dry run names what each step would touch.
+                    StepResult::DryRun => opened.and_then(|(verb, objects)| {
+                        (!objects.is_empty())
+                            .then(|| format!("would {verb} {}", objects.join(", ")))
+                    }),
                     _ => None,
                 };
                 self.rows
@@ -330,6 +414,7 @@ impl Renderer {
                 }),
             &self.kept,
             &self.skipped,
+            self.dry_run,
         )
     }
 }
@@ -341,6 +426,7 @@ fn write_summary<'a>(
     rows: impl Iterator<Item = (&'a str, usize, Duration, &'a str, Option<&'a str>)> + Clone,
     kept: &[String],
     skipped: &[(String, String)],
+    dry_run: bool,
 ) -> std::io::Result<()> {
     let width = rows.clone().map(|r| r.0.len()).max().unwrap_or(4).max(4);
     for (i, (step, resources, waited, word, detail)) in rows.enumerate() {
@@ -375,13 +461,15 @@ fn write_summary<'a>(
         }
     }
     if !kept.is_empty() {
-        writeln!(out, "kept (helm.sh/resource-policy: keep):")?;
+        let would = if dry_run { "would be " } else { "" };
+        writeln!(out, "{would}kept (helm.sh/resource-policy: keep):")?;
         for k in kept {
             writeln!(out, "  {k}")?;
         }
     }
     if !skipped.is_empty() {
-        writeln!(out, "left in place, not owned by this release:")?;
+        let would = if dry_run { "would be " } else { "" };
+        writeln!(out, "{would}left in place, not owned by this release:")?;
         for (resource, owner) in skipped {
             writeln!(out, "  {resource}: {owner}")?;
         }
@@ -401,6 +489,7 @@ fn gerund(verb: &str) -> &'static str {
 fn drive<T: Send + 'static>(
     rt: &tokio::runtime::Runtime,
     mode: Progress,
+    dry_run: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
     work: impl FnOnce(
@@ -410,7 +499,7 @@ fn drive<T: Send + 'static>(
 ) -> Result<(T, Renderer), Failure> {
     let (events_tx, mut events) = mpsc::unbounded_channel();
     let (cancel_tx, cancel) = watch::channel(false);
-    let mut renderer = Renderer::new(mode);
+    let mut renderer = Renderer::new(mode, dry_run);
     let handle = rt.spawn(work(events_tx, cancel));
     rt.spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -459,7 +548,8 @@ fn context(
 fn report(
     result: Result<Record, RunError>,
     renderer: &Renderer,
-    verb: &str,
+    done: Done,
+    warnings: &[&'static str],
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
@@ -470,17 +560,36 @@ fn report(
     match result {
         Ok(record) => {
             if renderer.mode == Progress::Json {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"event": "done", "release": record.name, "revision": record.revision, "status": record.status})
-                )?;
+                let mut line = json!({"event": "done", "release": record.name, "revision": record.revision, "status": record.status});
+                if renderer.dry_run {
+                    line["dry_run"] = json!(true);
+                }
+                if !warnings.is_empty() {
+                    line["lint_warnings"] = json!(warnings);
+                }
+                writeln!(out, "{line}")?;
             } else {
-                writeln!(
-                    out,
-                    "release {} {verb}: revision {}, status {}",
-                    record.name, record.revision, record.status
-                )?;
+                let mut line = if renderer.dry_run {
+                    dry_run_line(&record, renderer, done)
+                } else {
+                    format!(
+                        "release {} {}: revision {}, status {}",
+                        record.name,
+                        done.verb(),
+                        record.revision,
+                        record.status
+                    )
+                };
+                if !warnings.is_empty() {
+                    use std::fmt::Write as _;
+                    let _ = write!(
+                        line,
+                        ", with {} ({}, shown before the run)",
+                        lint_warnings(warnings.len()),
+                        codes(warnings)
+                    );
+                }
+                writeln!(out, "{line}")?;
             }
             Ok(Outcome::Clean)
         }
@@ -502,6 +611,90 @@ fn report(
     }
 }
 
+/// `1 lint warning`, `2 lint warnings`.
+fn lint_warnings(n: usize) -> String {
+    format!("{n} lint warning{}", if n == 1 { "" } else { "s" })
+}
+
+/// The distinct codes of `warnings`, in order: `CS305, CS501`.
+fn codes(warnings: &[&str]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for w in warnings {
+        if !seen.contains(w) {
+            seen.push(w);
+        }
+    }
+    seen.join(", ")
+}
+
+/// The operation a run did, for its last line.
+#[derive(Clone, Copy)]
+enum Done {
+    Apply,
+    Rollback,
+    Uninstall,
+}
+
+impl Done {
+    fn verb(self) -> &'static str {
+        match self {
+            Done::Apply => "applied",
+            Done::Rollback => "rolled back",
+            Done::Uninstall => "uninstalled",
+        }
+    }
+}
+
+/// A dry run's last line: nothing changed, and what the operation would have done, counted
+/// as the steps above name them (objects kept or not this release's are not deletions).
+fn dry_run_line(record: &Record, renderer: &Renderer, done: Done) -> String {
+    let what = match done {
+        Done::Apply if record.status == "pending-upgrade" => {
+            format!("upgrade to revision {}", record.revision)
+        }
+        Done::Apply => format!("install revision {}", record.revision),
+        Done::Rollback => match record.description.strip_prefix("Rollback to ") {
+            Some(to) => format!(
+                "roll back to revision {to} (as revision {})",
+                record.revision
+            ),
+            None => format!("roll back as revision {}", record.revision),
+        },
+        Done::Uninstall => format!("uninstall revision {}", record.revision),
+    };
+    let total = |verb: &str| renderer.totals.get(verb).copied().unwrap_or(0);
+    let mut parts = Vec::new();
+    if total("apply") > 0 {
+        parts.push(format!(
+            "applying {} (the server accepted them in a server-side dry run)",
+            resources(total("apply"))
+        ));
+    }
+    if total("delete") > 0 {
+        parts.push(format!("deleting {}", resources(total("delete"))));
+    }
+    if !renderer.kept.is_empty() {
+        parts.push(format!(
+            "keeping {} (helm.sh/resource-policy: keep)",
+            renderer.kept.len()
+        ));
+    }
+    if !renderer.skipped.is_empty() {
+        parts.push(format!(
+            "leaving {} not this release's in place",
+            renderer.skipped.len()
+        ));
+    }
+    if parts.is_empty() {
+        parts.push("touching no resource".to_owned());
+    }
+    format!(
+        "release {} dry run, nothing changed: would {what}, {}",
+        record.name,
+        parts.join(", ")
+    )
+}
+
 /// The chart (Helm's `Chart` JSON) and the user's values (`config`) a revision records.
 fn chart_and_values(
     input: &Input,
@@ -521,7 +714,7 @@ fn chart_and_values(
         .first()
         .map_or(release, |c| c.name.as_str())
         .to_owned();
-    let chart = apply::chart::chart_json(loaded.as_ref(), &sources, &name);
+    let chart = apply::chart::chart_json(loaded.as_ref(), &sources, &name, model);
     let config =
         crate::source::values::user_values(&input.helm.values, &mut sources, input.limits)?;
     Ok((chart, config))
@@ -564,20 +757,32 @@ pub fn apply(
             ))));
         }
     }
-    if !settings.no_lint
-        && super::lint::gate(
+    let mut warnings = Vec::new();
+    if !settings.no_lint {
+        let gate = super::lint::gate(
             &model,
             &settings.input,
             run.timeout,
             run.readiness_timeout,
+            run.wait_for_jobs,
             err,
-        )?
-    {
-        writeln!(
-            err,
-            "chartseq: error: lint found errors; fix them, or deploy anyway with --no-lint"
         )?;
-        return Ok(Outcome::Findings);
+        if gate.failed {
+            writeln!(
+                err,
+                "chartseq: error: lint found errors; fix them, or deploy anyway with --no-lint"
+            )?;
+            return Ok(Outcome::Findings);
+        }
+        if !gate.warnings.is_empty() {
+            writeln!(
+                err,
+                "chartseq: warning: deploying despite {} ({}) shown above: they bear on how this run goes; `chartseq explain CODE` says why",
+                lint_warnings(gate.warnings.len()),
+                codes(&gate.warnings)
+            )?;
+        }
+        warnings = gate.warnings;
     }
     super::report_values_mismatch(&model, err)?;
     if dialect == plan::Dialect::Hip {
@@ -622,21 +827,23 @@ pub fn apply(
         cs.driver,
         settings.history_max,
     );
-    let (result, renderer) = drive(&rt, cs.progress, out, err, move |events, cancel| {
-        Box::pin(async move {
-            let ctx = context(cluster, run, atomic, events, cancel, driver, history_max);
-            if create_ns {
-                create_namespace(&ctx, &namespace).await?;
-            }
-            apply::install(&ctx, record).await
-        })
-    })?;
-    let verb = if settings.dry_run {
-        "checked (server-side dry run)"
-    } else {
-        "applied"
-    };
-    report(result, &renderer, verb, out, err)
+    let (result, renderer) = drive(
+        &rt,
+        cs.progress,
+        settings.dry_run,
+        out,
+        err,
+        move |events, cancel| {
+            Box::pin(async move {
+                let ctx = context(cluster, run, atomic, events, cancel, driver, history_max);
+                if create_ns {
+                    create_namespace(&ctx, &namespace).await?;
+                }
+                apply::install(&ctx, record).await
+            })
+        },
+    )?;
+    report(result, &renderer, Done::Apply, &warnings, out, err)
 }
 
 /// Refuses names and namespaces the API server would refuse (or that would address another
@@ -804,22 +1011,29 @@ fn run_release_op(
         cs.driver,
         settings.history_max,
     );
-    let (result, renderer) = drive(&rt, cs.progress, out, err, move |events, cancel| {
-        Box::pin(async move {
-            let ctx = context(cluster, run, false, events, cancel, driver, history_max);
-            match op {
-                ReleaseOp::Uninstall => apply::uninstall(&ctx, &ns, &name).await,
-                ReleaseOp::Rollback(revision) => apply::rollback(&ctx, &ns, &name, revision).await,
-            }
-        })
-    })?;
-    let verb = match (op, settings.dry_run) {
-        (ReleaseOp::Uninstall, false) => "uninstalled",
-        (ReleaseOp::Uninstall, true) => "uninstall checked (dry run, nothing deleted)",
-        (ReleaseOp::Rollback(_), false) => "rolled back",
-        (ReleaseOp::Rollback(_), true) => "rollback checked (server-side dry run)",
+    let (result, renderer) = drive(
+        &rt,
+        cs.progress,
+        settings.dry_run,
+        out,
+        err,
+        move |events, cancel| {
+            Box::pin(async move {
+                let ctx = context(cluster, run, false, events, cancel, driver, history_max);
+                match op {
+                    ReleaseOp::Uninstall => apply::uninstall(&ctx, &ns, &name).await,
+                    ReleaseOp::Rollback(revision) => {
+                        apply::rollback(&ctx, &ns, &name, revision).await
+                    }
+                }
+            })
+        },
+    )?;
+    let done = match op {
+        ReleaseOp::Uninstall => Done::Uninstall,
+        ReleaseOp::Rollback(_) => Done::Rollback,
     };
-    report(result, &renderer, verb, out, err)
+    report(result, &renderer, done, &[], out, err)
 }
 
 /// A connection and a release's recorded revisions.
@@ -1035,6 +1249,7 @@ fn write_report(out: &mut dyn Write, report: &Report) -> std::io::Result<()> {
         }),
         &report.kept,
         &report.skipped,
+        false,
     )
 }
 
@@ -1109,7 +1324,7 @@ mod escaping_tests {
                 resource: "ConfigMap/a\r\n::error::x\u{2028}".to_owned(),
             },
         ] {
-            let line = event_line(&e).expect("a line");
+            let line = event_line(&e, false, None).expect("a line");
             assert!(!line.contains(['\n', '\r', '\u{2028}']), "{line:?}");
         }
     }

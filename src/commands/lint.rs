@@ -500,15 +500,31 @@ fn values_matrix(
     Ok(runs)
 }
 
+/// What the lint gate before a deploy found.
+pub struct Gate {
+    /// An error: the deploy must not go ahead.
+    pub failed: bool,
+    /// The codes of the warnings shown, in order, one per finding.
+    pub warnings: Vec<&'static str>,
+}
+
+/// Codes the deploy commands report in their own words (CS105 the values mismatch, CS203 a
+/// chart that is not v3): the gate does not repeat them.
+const REPORTED_APART: [&str; 2] = ["CS105", "CS203"];
+
 /// Lint as the gate before a deploy: the configuration found from the target, every selected
-/// rule, errors printed (human format) on `err`. Returns whether an error was found.
+/// rule. Errors stop the deploy; warnings bear on how it will run (a gate that does not wait,
+/// a reference deployed later), so they are shown too, before anything is sent, in the human
+/// format on `err`. With `wait_for_jobs`, CS305 (a Job gate that counts as ready once started)
+/// is left out: the run waits for the Job to finish.
 pub fn gate(
     model: &crate::model::Model,
     input: &Input,
     timeout: Duration,
     readiness_timeout: Duration,
+    wait_for_jobs: bool,
     err: &mut dyn Write,
-) -> Result<bool, Failure> {
+) -> Result<Gate, Failure> {
     let start = match &input.target {
         InputTarget::Stream(p) if p.as_os_str() == "-" => PathBuf::from("."),
         InputTarget::Chart(p) | InputTarget::Stream(p) => p.clone(),
@@ -529,12 +545,39 @@ pub fn gate(
         readiness_timeout,
         chart_v3: crate::source::helm::ChartV3::Unknown,
     };
-    let report = crate::lint::run(model, &settings);
-    if report.fails(Some(Severity::Error)) {
+    let mut report = crate::lint::run(model, &settings);
+    // With --wait-for-jobs a Job gate waits for the Job to finish: CS305 does not bear on it.
+    report.findings.retain(|f| {
+        f.severity >= Severity::Warning
+            && !REPORTED_APART.contains(&f.code)
+            && !(wait_for_jobs && f.code == "CS305")
+    });
+    report.summary = crate::lint::Summary {
+        errors: report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count(),
+        warnings: report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count(),
+        infos: 0,
+    };
+    let gate = Gate {
+        failed: report.summary.errors > 0,
+        warnings: report
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .map(|f| f.code)
+            .collect(),
+    };
+    if !report.findings.is_empty() {
         report::reporter(Format::Human, false).report(err, model, &report)?;
-        return Ok(true);
     }
-    Ok(false)
+    Ok(gate)
 }
 
 /// `chartseq explain CODE`.

@@ -5,6 +5,9 @@ use crate::source::{FileId, Loc};
 
 pub const RESOURCE_GROUP: &str = "helm.sh/resource-group";
 pub const DEPENDS_ON_GROUPS: &str = "helm.sh/depends-on/resource-groups";
+/// The same list under the key the resource-group pull request's current code reads (one `/`,
+/// a valid Kubernetes key). chartseq reads both; CS205 reports the two disagreeing.
+pub const DEPENDS_ON_GROUPS_ONE_SLASH: &str = "helm.sh/depends-on-resource-groups";
 pub const READINESS_SUCCESS: &str = "helm.sh/readiness-success";
 pub const READINESS_FAILURE: &str = "helm.sh/readiness-failure";
 pub const DEPENDS_ON_SUBCHARTS: &str = "helm.sh/depends-on/subcharts";
@@ -278,8 +281,13 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 pub struct Sequencing {
     /// `helm.sh/resource-group`, when a non-empty string.
     pub group: Option<Spanned<String>>,
-    /// `helm.sh/depends-on/resource-groups`, when present.
+    /// `helm.sh/depends-on/resource-groups`, when present, else
+    /// `helm.sh/depends-on-resource-groups` (see [`Sequencing::depends_on_key`]).
     pub depends_on: Option<Spanned<NameList>>,
+    /// `depends_on` was read from `helm.sh/depends-on-resource-groups`.
+    pub depends_on_one_slash: bool,
+    /// `helm.sh/depends-on-resource-groups` when the two-`/` key is set too, for CS205.
+    pub depends_on_also: Option<Spanned<NameList>>,
     /// `helm.sh/readiness-success` / `-failure`, when present.
     pub readiness_success: Option<Spanned<NameList>>,
     pub readiness_failure: Option<Spanned<NameList>>,
@@ -307,13 +315,38 @@ impl Sequencing {
                         _ => None,
                     }
                 }
-                DEPENDS_ON_GROUPS => seq.depends_on = Some(list()),
+                DEPENDS_ON_GROUPS => {
+                    if seq.depends_on_one_slash {
+                        seq.depends_on_also = seq.depends_on.take();
+                        seq.depends_on_one_slash = false;
+                    }
+                    seq.depends_on = Some(list());
+                }
+                // NOTE: the HIP's key wins when both are set (CS205 reports them disagreeing).
+                DEPENDS_ON_GROUPS_ONE_SLASH => {
+                    if seq.depends_on.is_none() || seq.depends_on_one_slash {
+                        seq.depends_on = Some(list());
+                        seq.depends_on_one_slash = true;
+                    } else {
+                        seq.depends_on_also = Some(list());
+                    }
+                }
                 READINESS_SUCCESS => seq.readiness_success = Some(list()),
                 READINESS_FAILURE => seq.readiness_failure = Some(list()),
                 _ => {}
             }
         }
         seq
+    }
+
+    /// The key `depends_on` was read from.
+    #[must_use]
+    pub fn depends_on_key(&self) -> &'static str {
+        if self.depends_on_one_slash {
+            DEPENDS_ON_GROUPS_ONE_SLASH
+        } else {
+            DEPENDS_ON_GROUPS
+        }
     }
 
     /// Whether any HIP-0025 annotation is present.

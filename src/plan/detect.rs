@@ -37,6 +37,7 @@ pub fn dialect_of(key: &str) -> Option<Dialect> {
     Some(match key {
         annotations::RESOURCE_GROUP
         | annotations::DEPENDS_ON_GROUPS
+        | annotations::DEPENDS_ON_GROUPS_ONE_SLASH
         | annotations::READINESS_SUCCESS
         | annotations::READINESS_FAILURE => Dialect::Hip,
         argo::SYNC_WAVE | argo::ARGO_HOOK => Dialect::Argo,

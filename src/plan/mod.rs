@@ -374,6 +374,8 @@ struct Planner<'m> {
 static UNSEQUENCED: crate::model::annotations::Sequencing = crate::model::annotations::Sequencing {
     group: None,
     depends_on: None,
+    depends_on_one_slash: false,
+    depends_on_also: None,
     readiness_success: None,
     readiness_failure: None,
 };

@@ -5,7 +5,7 @@ use crate::source::Loc;
 declare_rule! {
     /// ## What it does
     /// Reports a subchart that renders resources (it sits in `charts/`) but is not listed in
-    /// the parent's `Chart.yaml` `dependencies`.
+    /// the parent's `Chart.yaml` `dependencies`. Hooks do not count: they are never sequenced.
     ///
     /// ## Why is this bad?
     /// An undeclared subchart cannot be named in `depends-on`, has no condition or tags, and
@@ -36,11 +36,12 @@ fn check(ctx: &Context, sink: &mut Sink) {
         let Some(info) = &model.charts[parent].info else {
             continue;
         };
-        if !model
-            .documents
-            .iter()
-            .any(|d| d.chart == id && !d.is_comment_only())
-        {
+        // Hooks are never sequenced: a subchart that renders only hooks has nothing to order.
+        if !model.documents.iter().enumerate().any(|(doc, d)| {
+            d.chart == id
+                && !d.is_comment_only()
+                && model.resource(doc).is_none_or(|r| r.hook.is_none())
+        }) {
             continue;
         }
         let node = &info.meta.node;

@@ -1,6 +1,6 @@
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::{
-    DEPENDS_ON_GROUPS, DEPENDS_ON_SUBCHARTS, ListError, NameList, READINESS_FAILURE,
+    DEPENDS_ON_GROUPS_ONE_SLASH, DEPENDS_ON_SUBCHARTS, ListError, NameList, READINESS_FAILURE,
     READINESS_SUCCESS, Spanned,
 };
 use crate::plan::PlanIssue;
@@ -12,6 +12,7 @@ declare_rule! {
     /// `helm.sh/depends-on/subcharts` in `Chart.yaml`) whose value is not a JSON array of
     /// non-empty strings inside a string. The corrected, quoted value is shown when it can
     /// be guessed.
+    /// Not checked on hooks, whose annotations are ignored (CS401 says so).
     ///
     /// ## Why is this bad?
     /// Kubernetes annotation values are strings: a YAML list is rejected, and a
@@ -58,16 +59,18 @@ fn diagnostic(chart: usize, key: &str, list: &Spanned<NameList>, error: &ListErr
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    for (doc, r) in ctx.resources() {
+    // A hook's sequencing and readiness annotations are ignored: CS401 is the one finding.
+    for (doc, r) in ctx.resources().filter(|(_, r)| r.hook.is_none()) {
         let chart = ctx.model.documents[doc].chart;
         for (key, list) in [
-            (DEPENDS_ON_GROUPS, &r.seq.depends_on),
+            (r.seq.depends_on_key(), &r.seq.depends_on),
+            (DEPENDS_ON_GROUPS_ONE_SLASH, &r.seq.depends_on_also),
             (READINESS_SUCCESS, &r.seq.readiness_success),
             (READINESS_FAILURE, &r.seq.readiness_failure),
         ] {
             if let Some(list @ Spanned { value: Err(e), .. }) = list {
                 let mut d = diagnostic(chart, key, list, e).doc(doc);
-                if key == DEPENDS_ON_GROUPS && r.hook.is_none() {
+                if key == r.seq.depends_on_key() {
                     d = d.note("the resource is installed with the unsequenced resources");
                 }
                 sink.push(d);

@@ -1,7 +1,7 @@
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::{
-    DEPENDS_ON_GROUPS, DEPENDS_ON_SUBCHARTS, HOOK, HOOK_DELETE_POLICY, HOOK_WEIGHT,
-    READINESS_FAILURE, READINESS_SUCCESS, RESOURCE_GROUP,
+    DEPENDS_ON_GROUPS, DEPENDS_ON_GROUPS_ONE_SLASH, DEPENDS_ON_SUBCHARTS, HOOK, HOOK_DELETE_POLICY,
+    HOOK_WEIGHT, READINESS_FAILURE, READINESS_SUCCESS, RESOURCE_GROUP,
 };
 use crate::model::draft::SUPERSEDED;
 use crate::parse::Node;
@@ -34,9 +34,10 @@ declare_rule! {
         "a misspelled or superseded helm.sh/ sequencing key", check);
 }
 
-const RESOURCE_KEYS: [&str; 4] = [
+const RESOURCE_KEYS: [&str; 5] = [
     RESOURCE_GROUP,
     DEPENDS_ON_GROUPS,
+    DEPENDS_ON_GROUPS_ONE_SLASH,
     READINESS_SUCCESS,
     READINESS_FAILURE,
 ];

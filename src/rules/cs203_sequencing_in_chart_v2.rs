@@ -1,6 +1,7 @@
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::{
-    DEPENDS_ON_GROUPS, READINESS_FAILURE, READINESS_SUCCESS, RESOURCE_GROUP,
+    DEPENDS_ON_GROUPS, DEPENDS_ON_GROUPS_ONE_SLASH, READINESS_FAILURE, READINESS_SUCCESS,
+    RESOURCE_GROUP,
 };
 use crate::model::{DocId, Model};
 use crate::parse::{Node, Span};
@@ -92,6 +93,7 @@ pub(crate) fn outside_v3(model: &Model) -> Option<OutsideV3> {
     let keys = [
         RESOURCE_GROUP,
         DEPENDS_ON_GROUPS,
+        DEPENDS_ON_GROUPS_ONE_SLASH,
         READINESS_SUCCESS,
         READINESS_FAILURE,
     ];

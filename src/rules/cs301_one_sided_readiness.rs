@@ -5,6 +5,7 @@ declare_rule! {
     /// ## What it does
     /// Reports a resource with only one of `helm.sh/readiness-success` and
     /// `helm.sh/readiness-failure` (or with one of them empty).
+    /// Not checked on hooks, whose annotations are ignored (CS401 says so).
     ///
     /// ## Why is this bad?
     /// Custom readiness applies only when both are present and non-empty; with one alone
@@ -26,7 +27,8 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    for (doc, r) in ctx.resources() {
+    // A hook's sequencing and readiness annotations are ignored: CS401 is the one finding.
+    for (doc, r) in ctx.resources().filter(|(_, r)| r.hook.is_none()) {
         let non_empty = |l: &Option<
             crate::model::annotations::Spanned<crate::model::annotations::NameList>,
         >| {

@@ -7,6 +7,7 @@ declare_rule! {
     /// `{<jsonpath>} <op> <value>` with the operator (`==`, `!=`, `<`, `<=`, `>`, `>=`)
     /// between whitespace, a `JSONPath` in the kubectl dialect, and a scalar value. Checked
     /// with the parser `chartseq apply` evaluates with.
+    /// Not checked on hooks, whose annotations are ignored (CS401 says so).
     ///
     /// ## Why is this bad?
     /// Helm cannot evaluate the expression: the resource never becomes ready (or never
@@ -26,7 +27,8 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    for (doc, r) in ctx.resources() {
+    // A hook's sequencing and readiness annotations are ignored: CS401 is the one finding.
+    for (doc, r) in ctx.resources().filter(|(_, r)| r.hook.is_none()) {
         for e in &r.facts.readiness {
             let Err(error) = &e.parsed else { continue };
             let key = if e.failure {

@@ -5,6 +5,7 @@ declare_rule! {
     /// ## What it does
     /// Reports a readiness expression that compares with `<`, `<=`, `>` or `>=` against a
     /// value that is not a number.
+    /// Not checked on hooks, whose annotations are ignored (CS401 says so).
     ///
     /// ## Why is this bad?
     /// Ordering operators compare numbers only; on anything else the expression is never
@@ -24,7 +25,8 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    for (doc, r) in ctx.resources() {
+    // A hook's sequencing and readiness annotations are ignored: CS401 is the one finding.
+    for (doc, r) in ctx.resources().filter(|(_, r)| r.hook.is_none()) {
         for e in &r.facts.readiness {
             let Ok(expr) = &e.parsed else { continue };
             if !expr.ordering_on_non_number() {

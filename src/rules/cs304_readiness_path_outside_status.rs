@@ -6,6 +6,7 @@ declare_rule! {
     /// Reports a readiness expression whose path names `metadata`, `spec` or another
     /// top-level field: paths are read under `.status`, so `{.spec.replicas}` means
     /// `.status.spec.replicas`.
+    /// Not checked on hooks, whose annotations are ignored (CS401 says so).
     ///
     /// ## Why is this bad?
     /// The field does not exist under `.status`: the expression is never met.
@@ -24,7 +25,8 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
-    for (doc, r) in ctx.resources() {
+    // A hook's sequencing and readiness annotations are ignored: CS401 is the one finding.
+    for (doc, r) in ctx.resources().filter(|(_, r)| r.hook.is_none()) {
         for e in &r.facts.readiness {
             let Ok(expr) = &e.parsed else { continue };
             let Some(field) = expr.outside_status() else {

@@ -1,6 +1,7 @@
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::{
-    DEPENDS_ON_GROUPS, READINESS_FAILURE, READINESS_SUCCESS, RESOURCE_GROUP,
+    DEPENDS_ON_GROUPS, DEPENDS_ON_GROUPS_ONE_SLASH, READINESS_FAILURE, READINESS_SUCCESS,
+    RESOURCE_GROUP,
 };
 
 declare_rule! {
@@ -34,6 +35,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
             [
                 RESOURCE_GROUP,
                 DEPENDS_ON_GROUPS,
+                DEPENDS_ON_GROUPS_ONE_SLASH,
                 READINESS_SUCCESS,
                 READINESS_FAILURE,
             ]

@@ -105,6 +105,7 @@ mod cs201_malformed_annotation_value;
 mod cs202_unknown_sequencing_annotation;
 pub(crate) mod cs203_sequencing_in_chart_v2;
 mod cs204_invalid_metadata_key;
+mod cs205_conflicting_dependency_keys;
 mod cs301_one_sided_readiness;
 mod cs302_malformed_readiness_expression;
 mod cs303_non_numeric_ordering_comparison;
@@ -139,6 +140,7 @@ pub use cs201_malformed_annotation_value::MALFORMED_ANNOTATION_VALUE;
 pub use cs202_unknown_sequencing_annotation::UNKNOWN_SEQUENCING_ANNOTATION;
 pub use cs203_sequencing_in_chart_v2::SEQUENCING_IN_CHART_V2;
 pub use cs204_invalid_metadata_key::INVALID_METADATA_KEY;
+pub use cs205_conflicting_dependency_keys::CONFLICTING_DEPENDENCY_KEYS;
 pub use cs301_one_sided_readiness::ONE_SIDED_READINESS;
 pub use cs302_malformed_readiness_expression::MALFORMED_READINESS_EXPRESSION;
 pub use cs303_non_numeric_ordering_comparison::NON_NUMERIC_ORDERING_COMPARISON;
@@ -175,6 +177,7 @@ pub static RULES: &[&Rule] = &[
     &UNKNOWN_SEQUENCING_ANNOTATION,
     &SEQUENCING_IN_CHART_V2,
     &INVALID_METADATA_KEY,
+    &CONFLICTING_DEPENDENCY_KEYS,
     &ONE_SIDED_READINESS,
     &MALFORMED_READINESS_EXPRESSION,
     &NON_NUMERIC_ORDERING_COMPARISON,

@@ -15,6 +15,7 @@ mod limits;
 mod order;
 mod plugin;
 mod preview;
+mod reference;
 mod rollback;
 mod safety;
 mod storage;

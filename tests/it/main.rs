@@ -31,6 +31,7 @@ mod paths;
 mod plan;
 mod pty;
 mod readiness;
+mod reference;
 mod secrets;
 
 use std::path::{Path, PathBuf};

@@ -323,7 +323,10 @@ fn dry_run_changes_nothing() {
     let env = start("");
     let (code, out, err) = env.apply("shop.yaml", &["--dry-run"]);
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("checked (server-side dry run)"), "{out}");
+    assert!(
+        out.contains("dry run, nothing changed: would install revision 1"),
+        "{out}"
+    );
     assert!(
         env.log()
             .iter()
@@ -596,6 +599,52 @@ fn a_started_job_counts_as_ready_unless_wait_for_jobs() {
 }
 
 #[test]
+fn a_successful_apply_shows_the_lint_warnings_that_bear_on_it() {
+    let path = fixture("apply/jobs.yaml");
+    let path = path.to_str().expect("UTF-8");
+    let env = start("");
+    let (code, out, err) = env.run(&["apply", path, "--release", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Before anything is sent: the finding, in full, then what the run does about it.
+    let warned = err
+        .find("warning[CS305/job-gate-without-readiness]")
+        .unwrap_or_else(|| panic!("{err}"));
+    let deploying = err
+        .find("chartseq: warning: deploying despite 1 lint warning (CS305) shown above")
+        .unwrap_or_else(|| panic!("{err}"));
+    let first_step = err
+        .find("jobs seed: applying")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(warned < deploying && deploying < first_step, "{err}");
+    // And again in the last line.
+    assert!(
+        out.contains("release shop applied: revision 1, status deployed, with 1 lint warning (CS305, shown before the run)"),
+        "{out}"
+    );
+
+    // Machine-readable progress stays one JSON object a line, and carries the codes.
+    let (code, out, err) = env.run(&["apply", path, "--release", "shop", "--progress", "json"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("warning[CS305"), "{err}");
+    let last: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(
+        last.last().expect("a done event")["lint_warnings"],
+        serde_json::json!(["CS305"])
+    );
+
+    // With --wait-for-jobs the Job gate waits for the Job to finish: nothing to warn of.
+    let (code, out, err) = env.run(&["apply", path, "--release", "shop", "--wait-for-jobs"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !err.contains("CS305") && !out.contains("lint warning"),
+        "{out}\n{err}"
+    );
+}
+
+#[test]
 fn after_a_failed_first_install_the_next_run_installs_and_prunes_its_leftovers() {
     let env = start("resources:\n- {kind: Deployment, name: app, never: true}\n");
     let (code, _, _) = env.apply("shop.yaml", &["--readiness-timeout", "1s"]);
@@ -660,7 +709,9 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 /// `apply` of a v2 chart with sequencing says what Helm does with it (refused with
 /// `--wait=ordered`, installed all at once without) and that chartseq sequences it — CS203's
 /// words and help, once — and then deploys it sequenced; the same chart as v3 deploys the
-/// same way without a word.
+/// same way without a word. The reference's `pkg/cmd/flags_test.go`,
+/// `TestOrderedWaitRequiresChartV3`, expects that refusal from helm; chartseq quotes it and
+/// deploys sequenced (the README's "What chartseq follows" says why).
 #[test]
 fn apply_says_what_helm_does_with_a_v2_chart_and_sequences_it() {
     let scenario = "resources:\n- {kind: Deployment, name: cache, readyAfterMs: 100}\n- {kind: Deployment, name: db, readyAfterMs: 100}\n- {kind: Deployment, name: api, readyAfterMs: 100}\n";

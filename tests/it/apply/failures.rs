@@ -151,15 +151,34 @@ fn uninstall_and_rollback_dry_runs_change_nothing() {
     let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default", "--dry-run"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        out.contains("uninstall checked (dry run, nothing deleted)"),
+        out.contains("release shop dry run, nothing changed: would uninstall revision 2, deleting 4 resources"),
         "{out}"
     );
-    assert!(out.contains("shop app") && out.contains("dry-run"), "{out}");
+    assert!(!out.contains("status uninstalling"), "{out}");
+    assert!(
+        out.contains("dry-run: would delete Deployment/app"),
+        "{out}"
+    );
+    assert!(
+        err.contains("shop app: would delete 1 resource: Deployment/app")
+            && !err.contains("deleting"),
+        "{err}"
+    );
     let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default", "--dry-run"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        out.contains("rollback checked (server-side dry run)"),
+        out.contains("release shop dry run, nothing changed: would roll back to revision 1 (as revision 3), applying 5 resources"),
         "{out}"
+    );
+    assert!(!out.contains("status pending-rollback"), "{out}");
+    assert!(
+        out.contains("dry-run: would apply Deployment/queue"),
+        "{out}"
+    );
+    assert!(
+        err.contains("shop queue: would apply 1 resource: Deployment/queue")
+            && !err.contains("applying"),
+        "{err}"
     );
     // Nothing but dry runs reached the server; the release is where it was.
     assert!(

@@ -374,3 +374,90 @@ fn a_foreign_cluster_scoped_object_is_named_without_a_namespace() {
         .unwrap_or_else(|| panic!("{out}\n{err}"));
     assert_eq!(entry["resource"]["namespace"], serde_json::Value::Null);
 }
+
+/// A release whose `data` step holds only a kept volume.
+const KEPT_STEP: &str = "---
+# Source: shop/templates/data.yaml
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  annotations:
+    helm.sh/resource-policy: keep
+    helm.sh/resource-group: data
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+# Source: shop/templates/app.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+  annotations:
+    helm.sh/resource-group: app
+    helm.sh/depends-on/resource-groups: '[\"data\"]'
+data:
+  a: \"1\"
+";
+
+#[test]
+fn dry_runs_say_what_they_would_do_and_name_the_objects() {
+    let env = start("");
+    let stream = env.stream("kept-step.yaml", KEPT_STEP);
+    assert_eq!(apply(&env, "shop", &stream, &[]).0, 0);
+    let before = env.log().len();
+
+    // Uninstall: the step whose only object is kept deletes nothing and says so.
+    let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default", "--dry-run"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("shop app: would delete 1 resource: ConfigMap/app"),
+        "{err}"
+    );
+    assert!(err.contains("shop data: would delete nothing"), "{err}");
+    assert!(
+        err.contains("would keep PersistentVolumeClaim/data (namespace default)"),
+        "{err}"
+    );
+    assert!(!err.contains("deleting"), "{err}");
+    assert!(out.contains("dry-run: would delete ConfigMap/app"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("shop data") && l.ends_with("kept")),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "would be kept (helm.sh/resource-policy: keep):\n  PersistentVolumeClaim/data"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("release shop dry run, nothing changed: would uninstall revision 1, deleting 1 resource, keeping 1 (helm.sh/resource-policy: keep)"),
+        "{out}"
+    );
+    assert!(!out.contains("status uninstalling"), "{out}");
+
+    // Apply: would apply, object by object, and no pending status.
+    let (code, out, err) = apply(&env, "shop", &stream, &["--dry-run"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("shop data: would apply 1 resource: PersistentVolumeClaim/data"),
+        "{err}"
+    );
+    assert!(!err.contains("applying"), "{err}");
+    assert!(
+        out.contains("release shop dry run, nothing changed: would upgrade to revision 2, applying 2 resources"),
+        "{out}"
+    );
+    assert!(!out.contains("status pending"), "{out}");
+
+    // Nothing but reads and dry runs reached the server.
+    assert!(
+        env.log()[before..]
+            .iter()
+            .all(|e| e.dry_run || !matches!(e.verb, "apply" | "delete"))
+    );
+    assert!(env.get("ConfigMap", "app").is_some());
+}

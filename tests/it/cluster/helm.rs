@@ -261,3 +261,45 @@ fn chartseq_upgrades_and_rolls_back_a_helm_release() {
         "{out}"
     );
 }
+
+/// The CHART column `helm list` prints (`name-version`) for a release applied from a stream.
+fn helm_list_chart(env: &Ns, helm: &Path) -> (String, String) {
+    let (code, out, err) = env.helm(helm, "secret", &["list"]);
+    assert_eq!(code, 0, "{err}");
+    let row = lines_with(&out, "shop");
+    assert_eq!(row.len(), 1, "{out}");
+    let cells: Vec<&str> = row[0].split('\t').map(str::trim).collect();
+    (cells[5].to_owned(), cells[6].to_owned())
+}
+
+#[test]
+fn helm_list_names_the_chart_of_a_release_applied_from_a_rendered_stream() {
+    let Some(helm) = tool("helm") else { return };
+    // Helm's chart helpers label every object `helm.sh/chart: name-version`: the version the
+    // stream was rendered from.
+    let Some(env) = Ns::new("list-chart-labelled") else {
+        return;
+    };
+    let labelled = env.file(
+        "labelled.yaml",
+        "---\n# Source: shop/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    helm.sh/chart: shop-1.4.2\n    app.kubernetes.io/version: \"3.0\"\n",
+    );
+    let (code, out, err) = env.chartseq(&["apply", &labelled, "--release", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(
+        helm_list_chart(&env, &helm),
+        ("shop-1.4.2".to_owned(), "3.0".to_owned())
+    );
+
+    // Without labels there is no version to find: a placeholder, never `shop-`.
+    let Some(env) = Ns::new("list-chart-bare") else {
+        return;
+    };
+    let bare = env.file(
+        "bare.yaml",
+        "---\n# Source: shop/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    let (code, out, err) = env.chartseq(&["apply", &bare, "--release", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(helm_list_chart(&env, &helm).0, "shop-0.0.0");
+}
