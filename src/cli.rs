@@ -119,6 +119,12 @@ pub enum ColorArg {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("target", |a| a
+    .default_value(".")
+    .index(1)
+    .required(false)
+    .help("A chart directory, a directory of charts (every chart under it but vendored subcharts), a packaged chart (.tgz), a rendered stream file, or `-` for stdin [default: .]")
+    .hide_default_value(true)))]
 pub struct LintArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -153,7 +159,7 @@ pub struct LintArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,
     /// More charts or streams, linted into the same report.
-    #[arg(value_name = "MORE")]
+    #[arg(value_name = "MORE", index = 2)]
     pub more_targets: Vec<PathBuf>,
     /// Lint only the charts under the targets with files changed since this git ref (the
     /// merge base with it, plus uncommitted changes), e.g. `--changed-since origin/main .`

@@ -129,8 +129,11 @@ fn targets(
             return Ok(None);
         }
         paths = charts;
-    } else if paths.len() > 1 {
-        paths = lintable(paths, err)?;
+    } else {
+        paths = expand_directories(paths, err)?;
+        if paths.len() > 1 {
+            paths = lintable(paths, err)?;
+        }
     }
     let mut inputs = Vec::with_capacity(paths.len());
     for (target, path) in paths.iter().enumerate() {
@@ -179,6 +182,44 @@ fn targets(
         }
     }
     Ok(Some(inputs))
+}
+
+/// A directory that is not a chart stands for every chart under it (`chartseq lint .` in a
+/// repository of charts), vendored subcharts left to their parents. One with no chart under
+/// it is skipped among several targets, and an error alone.
+fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Failure> {
+    let single = paths.len() == 1;
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        if !path.is_dir() || path.join("Chart.yaml").is_file() {
+            out.push(path);
+            continue;
+        }
+        let charts = crate::lint::changed::charts_under(&path);
+        let shown = crate::source::display_path(&path);
+        if charts.is_empty() {
+            if single {
+                return Err(crate::error::Error::new(format!(
+                    "no chart in {shown} or below it (no Chart.yaml)"
+                ))
+                .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz), a rendered manifest stream file, or - for standard input")
+                .into());
+            }
+            writeln!(
+                err,
+                "chartseq: skipped {}: no chart in it or below it (no Chart.yaml)",
+                one_line(&shown)
+            )?;
+            continue;
+        }
+        out.extend(charts);
+    }
+    if out.is_empty() {
+        return Err(crate::error::Error::new("no chart among the targets")
+            .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz) or a rendered manifest stream")
+            .into());
+    }
+    Ok(out)
 }
 
 /// A chart's `ci/*-values.yaml` files (chart-testing's convention), in name order.
@@ -397,7 +438,27 @@ fn lint_one(
     err: &mut dyn Write,
     context: Option<&str>,
 ) -> Result<(crate::model::Model, crate::lint::Report), Failure> {
-    let model = match model::load(input) {
+    let loaded = model::load(input);
+    if let Err(crate::error::Error {
+        render_failure: Some(failure),
+        ..
+    }) = &loaded
+    {
+        if let Some(found) = crate::lint::render_failure(failure, input.chart_limits, settings) {
+            if found.1.findings.is_empty() {
+                writeln!(
+                    err,
+                    "{}",
+                    one_line(&format!(
+                        "chartseq: warning: helm cannot render {} (CS900 is not selected)",
+                        crate::source::display_path(&failure.chart)
+                    ))
+                )?;
+            }
+            return Ok(found);
+        }
+    }
+    let model = match loaded {
         Ok(m) => m,
         Err(e) => {
             let message = match context {

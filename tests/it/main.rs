@@ -11,6 +11,7 @@
 
 #[cfg(feature = "apply")]
 mod apply;
+mod cli;
 mod dialect_kapp;
 mod dialects;
 mod diff;

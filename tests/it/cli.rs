@@ -1,0 +1,189 @@
+//! `chartseq lint` over several charts as a user runs it: a chart helm cannot render is a
+//! finding of that chart and the others are still linted; a directory of charts (and no
+//! target at all) lints every chart under it; the human output names each chart.
+
+use crate::{chartseq, run, tool};
+
+const BROKEN: &str = "fixtures/broken/bad-template";
+
+#[test]
+fn a_chart_helm_cannot_render_is_a_finding_and_the_others_are_linted() {
+    let Some(helm) = tool("helm") else { return };
+    let targets = [
+        "fixtures/charts/cycle-two",
+        BROKEN,
+        "fixtures/charts/unknown-subchart",
+    ];
+    let (code, out, err) = run(chartseq()
+        .arg("lint")
+        .args(targets)
+        .args(["--format", "concise", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("CS001 [error]"), "{out}");
+    assert!(out.contains("CS102 [error]"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{BROKEN}/templates/cm.yaml:4:26: CS900 [error] helm cannot render the chart: execution error at (bad-template/templates/cm.yaml:4:26): name is required"
+        )),
+        "{out}"
+    );
+    assert!(!err.contains("helm template failed"), "{err}");
+
+    // One JSON document for the run; the failing chart is named.
+    let (code, out, _) = run(chartseq()
+        .arg("lint")
+        .args(targets)
+        .args(["--format", "json", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 1);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    let cs900: Vec<&serde_json::Value> = json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == "CS900")
+        .collect();
+    assert_eq!(cs900.len(), 1, "{out}");
+    assert_eq!(cs900[0]["chart"], "bad-template");
+
+    // Alone, the chart's render failure is still a finding (exit 1), not a tool failure.
+    let (code, out, err) = run(chartseq()
+        .args(["lint", BROKEN, "--color", "never", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("error[CS900/render-failed]"), "{out}");
+    assert!(out.contains("helm stops here"), "{out}");
+
+    // As the pre-commit hooks run it: files of both charts.
+    let (code, out, err) = run(chartseq()
+        .args(["lint", "--owning-charts", "--format", "concise", "--helm"])
+        .arg(&helm)
+        .args([
+            "fixtures/broken/bad-template/templates/cm.yaml",
+            "fixtures/charts/cycle-two/templates/app.yaml",
+        ]));
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("CS900") && out.contains("CS001"), "{out}");
+
+    // Ignored on purpose: said on standard error, and the other charts decide.
+    let (code, out, err) = run(chartseq()
+        .args([
+            "lint", BROKEN, "--ignore", "CS900", "--format", "concise", "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("helm cannot render"), "{err}");
+
+    // plan has nothing to show for such a chart: still a tool failure there.
+    let (code, _, err) = run(chartseq().args(["plan", BROKEN, "--helm"]).arg(&helm));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_directory_of_charts_lints_every_chart_but_vendored_subcharts() {
+    let Some(helm) = tool("helm") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let top = dir.path();
+    let chart = |path: &str, body: &str| {
+        let at = top.join(path);
+        std::fs::create_dir_all(at.join("templates")).expect("mkdir");
+        std::fs::write(
+            at.join("Chart.yaml"),
+            format!(
+                "apiVersion: v2\nname: {}\nversion: 0.1.0\n",
+                at.file_name().expect("name").to_string_lossy()
+            ),
+        )
+        .expect("write");
+        std::fs::write(at.join("templates/cm.yaml"), body).expect("write");
+    };
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}\n";
+    let cycle = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/resource-group: a\n    helm.sh/depends-on/resource-groups: '[\"a\"]'\n";
+    chart("charts/web", cm);
+    chart("charts/loop", cycle);
+    // Vendored: rendered by its parent, never linted alone.
+    chart("charts/web/charts/sub", cm);
+    let web = top.join("charts/web/Chart.yaml");
+    let declared = std::fs::read_to_string(&web).expect("read")
+        + "dependencies:\n  - name: sub\n    version: 0.1.0\n";
+    std::fs::write(&web, declared).expect("write");
+    std::fs::write(top.join("README.md"), "charts\n").expect("write");
+
+    for args in [&["lint", "."][..], &["lint"][..]] {
+        let (code, out, err) = run(chartseq()
+            .current_dir(top)
+            .args(args)
+            .args(["--color", "never", "--helm"])
+            .arg(&helm));
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(out.contains("charts/loop: 1 error"), "{out}");
+        assert!(out.contains("charts/web: no findings"), "{out}");
+        assert!(!out.contains("charts/web/charts/sub:"), "{out}");
+        assert!(
+            out.ends_with("2 charts: 1 error, 1 warning, 0 infos\n"),
+            "{out}"
+        );
+    }
+    // A directory with no chart at all says so.
+    let (code, _, err) = run(chartseq()
+        .args(["lint"])
+        .arg(top.join("charts/web/templates")));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no chart in") && err.contains("or below it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn several_charts_are_each_named_and_summed_up() {
+    let (code, out, _) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS001/valid.yaml",
+        "fixtures/charts/two-groups.rendered.yaml",
+        "fixtures/rules/CS003/valid.yaml",
+        "--color",
+        "never",
+        "--fail-on",
+        "never",
+    ]));
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("fixtures/rules/CS001/valid.yaml: no findings\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nfixtures/charts/two-groups.rendered.yaml: 1 error, 0 warnings, 0 infos\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("\nfixtures/rules/CS003/valid.yaml: no findings\n3 charts: 1 error, 0 warnings, 0 infos\n"),
+        "{out}"
+    );
+    assert_eq!(out.matches("no findings").count(), 2, "{out}");
+    // One chart: the output is as it always was.
+    let (_, out, _) = run(chartseq().args(["lint", "fixtures/rules/CS001/valid.yaml"]));
+    assert_eq!(out, "no findings\n");
+}
+
+#[test]
+fn ci_values_runs_name_their_values_files() {
+    let Some(helm) = tool("helm") else { return };
+    let (code, out, err) = run(chartseq()
+        .args([
+            "lint",
+            "fixtures/lint/values-matrix/shop",
+            "fixtures/lint/values-matrix/tags",
+            "--ci-values",
+            "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "fixtures/lint/values-matrix/shop with values fixtures/lint/values-matrix/shop/ci/prod-values.yaml: no findings\n\
+         fixtures/lint/values-matrix/tags: no findings\n\
+         2 charts, 1 values file: no findings\n"
+    );
+}
