@@ -174,15 +174,26 @@ pub fn render_failure(
     Some((model, report))
 }
 
-/// helm's error as one line: its first line without `Error: `, lowercase first.
+/// helm's error as one line: its `Error:` line and the indented lines that continue it,
+/// without `Error: `, lowercase first.
 fn helm_message(stderr: &str) -> String {
-    let line = stderr
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("Error:"))
-        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("helm gave no reason");
-    let line = line.strip_prefix("Error:").unwrap_or(line).trim();
+    let lines: Vec<&str> = stderr.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("Error:"))
+        .or_else(|| lines.iter().position(|l| !l.trim().is_empty()));
+    let Some(start) = start else {
+        return "helm gave no reason".to_owned();
+    };
+    let mut parts = vec![lines[start].trim()];
+    parts.extend(
+        lines[start + 1..]
+            .iter()
+            .take_while(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
+            .map(|l| l.trim()),
+    );
+    let line = parts.join(" ");
+    let line = line.strip_prefix("Error:").unwrap_or(&line).trim();
     let line = line.trim_end_matches('.');
     let mut chars = line.chars();
     let text = chars.next().map_or_else(String::new, |c| {
@@ -238,5 +249,11 @@ mod tests {
             "execution error at (a/b:1): x"
         );
         assert_eq!(helm_message(""), "helm gave no reason");
+        assert_eq!(
+            helm_message(
+                "Error: app/t.yaml:6:20\n  executing \"app/t.yaml\" at <x>:\n    template \"y\" not defined\n"
+            ),
+            "app/t.yaml:6:20 executing \"app/t.yaml\" at <x>: template \"y\" not defined"
+        );
     }
 }
