@@ -187,3 +187,151 @@ fn ci_values_runs_name_their_values_files() {
          2 charts, 1 values file: no findings\n"
     );
 }
+
+/// A suppression comment silences only the line right below it; one two lines too high says
+/// where the finding it names is, at the template line the user edits.
+#[test]
+fn a_misplaced_suppression_says_where_the_finding_is() {
+    let Some(helm) = tool("helm") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let templates = dir.path().join("app/templates");
+    std::fs::create_dir_all(&templates).expect("mkdir");
+    std::fs::write(
+        dir.path().join("app/Chart.yaml"),
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    std::fs::write(
+        templates.join("job.yaml"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: setup\n  annotations:\n    # chartseq: ignore[CS403]\n    helm.sh/hook: pre-install\n    helm.sh/hook-weight: \"soon\"\n",
+    )
+    .expect("write");
+    let (code, out, err) = run(chartseq()
+        .current_dir(dir.path())
+        .args([
+            "lint",
+            "app",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let unused = json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["code"] == "CS901")
+        .expect("CS901");
+    assert_eq!(unused["location"]["line"], 6);
+    assert_eq!(
+        unused["help"],
+        "a comment silences the line right below it only: move it to the line above app/templates/job.yaml:8, where the nearest CS403 finding is"
+    );
+}
+
+/// `-o` is the output format in helm's commands (`list`, `status`, `history`); `lint` and
+/// `diff` write a file with `--output-file`, and their old `-o FILE` still works, except for a
+/// format's name, which is refused rather than written as a file.
+#[test]
+fn output_flags_mean_one_thing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stream = crate::root().join("fixtures/charts/two-groups.rendered.yaml");
+    let lint = |args: &[&str]| {
+        run(chartseq()
+            .current_dir(dir.path())
+            .arg("lint")
+            .arg(&stream)
+            .args(args))
+    };
+    let (code, out, err) = lint(&["-o", "json"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("-o json would write the report to a file named `json`: use --format json for the format, or --output-file ./json for a file of that name"),
+        "{err}"
+    );
+    assert!(!dir.path().join("json").exists());
+    let (code, _, err) = run(chartseq().args([
+        "diff",
+        "fixtures/charts/two-groups.rendered.yaml",
+        "fixtures/charts/diamond.rendered.yaml",
+        "-o",
+        "markdown",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("use --format markdown for the format"),
+        "{err}"
+    );
+
+    let (code, _, err) = lint(&["--format", "json", "--output-file", "report.json"]);
+    assert_eq!(code, 1, "{err}");
+    let (code, _, err) = lint(&["--format", "json", "-o", "old.json"]);
+    assert_eq!(code, 1, "{err}");
+    let new = std::fs::read_to_string(dir.path().join("report.json")).expect("--output-file");
+    let old = std::fs::read_to_string(dir.path().join("old.json")).expect("-o FILE");
+    assert_eq!(new, old);
+    assert!(new.contains("\"CS004\""), "{new}");
+}
+
+/// `list`, `status` and `history` take `--format` as the other commands do, beside helm's
+/// `-o/--output`.
+#[cfg(feature = "apply")]
+#[test]
+fn helm_commands_take_the_format_flag_too() {
+    for args in [
+        &["list", "--format", "json"][..],
+        &["status", "shop", "--format", "json"][..],
+        &["history", "shop", "--format", "json"][..],
+        &["list", "-o", "json"][..],
+    ] {
+        let (code, _, err) = run(chartseq()
+            .args(args)
+            .args(["--kubeconfig", "/nonexistent/kubeconfig"]));
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains("kubeconfig"), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+}
+
+/// The release name: `--release-name` in every command (apply too, with `--release` kept for
+/// old scripts), and helm's `template NAME CHART`.
+#[test]
+fn the_release_name_is_spelled_alike_everywhere() {
+    #[cfg(feature = "apply")]
+    for flag in ["--release-name", "--release"] {
+        let (code, _, err) = run(chartseq().args([
+            "apply",
+            "fixtures/charts/diamond.rendered.yaml",
+            flag,
+            "shop",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+        ]));
+        assert_eq!(code, 2, "{flag}");
+        assert!(err.contains("kubeconfig"), "{flag}: {err}");
+        assert!(!err.contains("release"), "{flag}: {err}");
+    }
+    let Some(helm) = tool("helm") else { return };
+    let chart = "fixtures/charts/platform";
+    let template = |args: &[&str]| {
+        run(chartseq()
+            .arg("template")
+            .args(args)
+            .arg("--helm")
+            .arg(&helm))
+    };
+    let (code, out, err) = template(&["shop", chart]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("name: shop-widget"), "{out}");
+    let (_, flagged, _) = template(&[chart, "--release-name", "shop"]);
+    assert_eq!(out, flagged);
+    let (_, default, _) = template(&[chart]);
+    assert!(default.contains("name: release-name-widget"), "{default}");
+    let (code, _, err) = template(&["shop", chart, "--release-name", "other"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("two release names"), "{err}");
+}
