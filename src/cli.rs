@@ -1038,12 +1038,7 @@ pub fn main() -> ExitCode {
         }
         Err(commands::Failure::Reported) => ExitCode::from(2),
         Err(failure) => {
-            let text = failure.to_string();
-            let _ = writeln!(
-                err,
-                "chartseq: error: {}",
-                crate::safe::terminal_safe(&text)
-            );
+            let _ = commands::write_failure(&mut *err, &failure);
             ExitCode::from(2)
         }
     }

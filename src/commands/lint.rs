@@ -1,13 +1,12 @@
 //! `chartseq lint`, `chartseq explain` and `chartseq rules`.
 //!
-//! Findings go to the chosen reporter; failures of the tool itself (a bad configuration file,
-//! an unreadable chart, helm failing) are rendered through miette and exit 2.
+//! Findings go to the chosen reporter (a chart helm cannot render is one, CS900); failures of
+//! the tool itself (a bad configuration file, an unreadable chart) are rendered as every
+//! command renders them and exit 2.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
-
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
 
 use super::{Failure, Outcome};
 use crate::lint::config::{self, ConfigError, SelectArgs};
@@ -58,38 +57,54 @@ pub struct LintOptions {
 /// The value sets a chart's matrix renders at most, unless `--values-matrix-max` says.
 pub const VALUES_MATRIX_MAX: usize = 32;
 
-/// Renders a tool failure through miette, with a source snippet when there is one.
+/// Renders a tool failure as every command does ([`super::write_failure`]); a configuration
+/// error shows its line with the place marked.
 fn fatal(
     err: &mut dyn Write,
     message: &str,
     help: Option<&str>,
     source: Option<&ConfigError>,
 ) -> io::Result<()> {
-    let message = crate::safe::terminal_safe(message);
-    let mut diagnostic = MietteDiagnostic::new(message.clone()).with_code("chartseq::error");
-    if let Some(help) = help {
-        diagnostic = diagnostic.with_help(crate::safe::terminal_safe(help).into_owned());
-    }
-    let mut rendered = String::new();
-    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
-    let result = match source {
-        Some(ConfigError {
-            path,
-            text,
-            span: Some(span),
-            ..
-        }) => {
-            diagnostic = diagnostic.with_label(LabeledSpan::at(span.clone(), "here"));
-            let report = miette::Report::new(diagnostic)
-                .with_source_code(NamedSource::new(path, text.clone()));
-            handler.render_report(&mut rendered, report.as_ref())
+    let mut message = message.to_owned();
+    let mut detail = Vec::new();
+    if let Some(ConfigError {
+        path,
+        text,
+        span: Some(span),
+        ..
+    }) = source
+    {
+        let start = span.start.min(text.len());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line_no = text[..start].matches('\n').count() + 1;
+        let column = text[line_start..start].chars().count() + 1;
+        let width = text[start..span.end.clamp(start, line_end)]
+            .chars()
+            .count()
+            .max(1);
+        if let Some(rest) = message.strip_prefix(&format!("{path}: ")) {
+            message = format!("{path}:{line_no}:{column}: {rest}");
         }
-        _ => handler.render_report(&mut rendered, &diagnostic),
-    };
-    if result.is_err() {
-        rendered = format!("error: {message}\n");
+        let gutter = " ".repeat(line_no.to_string().len());
+        detail.push(format!(
+            "{line_no} | {}",
+            crate::safe::one_line(&text[line_start..line_end])
+        ));
+        detail.push(format!(
+            "{gutter} | {}{} here",
+            " ".repeat(column - 1),
+            "^".repeat(width)
+        ));
     }
-    err.write_all(rendered.as_bytes())
+    if let Some(help) = help {
+        detail.push(format!("help: {help}"));
+    }
+    let mut error = crate::error::Error::new(message);
+    if !detail.is_empty() {
+        error = error.with_detail(detail.join("\n"));
+    }
+    super::write_failure(err, &Failure::Tool(error))
 }
 
 /// One input to lint, with the values file or value set that names its run (`--ci-values`,

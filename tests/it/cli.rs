@@ -335,3 +335,98 @@ fn the_release_name_is_spelled_alike_everywhere() {
     assert_eq!(code, 2);
     assert!(err.contains("two release names"), "{err}");
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git {args:?}");
+}
+
+/// Errors say what is wrong in chartseq's words, one way for every command: no raw `fatal:`
+/// line of git, no temporary directory, no second style for lint.
+#[test]
+fn errors_name_the_real_cause_in_one_style() {
+    let stream = crate::root().join("fixtures/charts/diamond.rendered.yaml");
+    let (code, _, err) = run(chartseq().args(["migrate", "nonexistent", "--from", "auto"]));
+    assert_eq!(code, 2);
+    assert_eq!(err, "chartseq: error: nonexistent: no such path\n");
+
+    // Outside any repository.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let (code, _, err) = run(chartseq()
+        .current_dir(outside.path())
+        .args(["diff", "HEAD:nope"])
+        .arg(&stream));
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with(
+            "chartseq: error: HEAD:nope: the current directory is not in a git repository"
+        ),
+        "{err}"
+    );
+
+    // In a repository: no such path in that revision; a directory that is no chart is named
+    // by its revision, not by the temporary copy.
+    let repo = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(repo.path().join("docs")).expect("mkdir");
+    std::fs::write(repo.path().join("docs/README.md"), "docs\n").expect("write");
+    git(repo.path(), &["init", "-q"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "docs"]);
+    let diff = |old: &str| {
+        run(chartseq()
+            .current_dir(repo.path())
+            .args(["diff", old])
+            .arg(&stream))
+    };
+    let (code, _, err) = diff("HEAD:nope");
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "chartseq: error: HEAD:nope: no `nope` at revision HEAD\n"
+    );
+    let (code, _, err) = diff("HEAD:docs");
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("chartseq: error: no Chart.yaml in HEAD:docs: not a chart\n"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("chartseq-diff") && !err.contains("fatal:"),
+        "{err}"
+    );
+
+    // lint's own failures look like every other command's, a configuration error with its line.
+    let (code, _, err) = run(chartseq().args([
+        "lint",
+        "fixtures/rules/CS003/isolated.yaml",
+        "--config",
+        "fixtures/lint/bad-config.toml",
+    ]));
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with(
+            "chartseq: error: fixtures/lint/bad-config.toml:2:19: `CS9x` selects no rule"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 | select = [\"CS1\", \"CS9x\"]\n  |                   ^^^^ here\n"),
+        "{err}"
+    );
+    let (code, _, err) = run(chartseq().args(["lint", "nope.yaml"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("chartseq: error: nope.yaml: no such path\n"),
+        "{err}"
+    );
+}
