@@ -145,8 +145,9 @@ fn targets(
         }
         paths = charts;
     } else {
+        let several = paths.len() > 1;
         paths = expand_directories(paths, err)?;
-        if paths.len() > 1 {
+        if several || paths.len() > 1 {
             paths = lintable(paths, err)?;
         }
     }
@@ -215,14 +216,14 @@ fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<Pa
         if charts.is_empty() {
             if single {
                 return Err(crate::error::Error::new(format!(
-                    "no chart in {shown} or below it (no Chart.yaml)"
+                    "no Chart.yaml in {shown} or below it: no chart to lint"
                 ))
                 .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz), a rendered manifest stream file, or - for standard input")
                 .into());
             }
             writeln!(
                 err,
-                "chartseq: skipped {}: no chart in it or below it (no Chart.yaml)",
+                "chartseq: skipped {}: not a chart (no Chart.yaml)",
                 one_line(&shown)
             )?;
             continue;

@@ -131,7 +131,7 @@ fn a_directory_of_charts_lints_every_chart_but_vendored_subcharts() {
         .arg(top.join("charts/web/templates")));
     assert_eq!(code, 2);
     assert!(
-        err.contains("no chart in") && err.contains("or below it"),
+        err.contains("no Chart.yaml in") && err.contains("or below it: no chart to lint"),
         "{err}"
     );
 }
