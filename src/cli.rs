@@ -85,7 +85,11 @@ Configuration: .chartseq.toml in the target's directory or above (or --config FI
   \"templates/jobs/*.yaml\" = [\"CS305\"]
 
 Inline suppressions: the annotation `chartseq.io/ignore: \"CS305,CS501\"` on a resource, or the
-comment `# chartseq: ignore[CS305]` on the line above (comments survive helm template).
+comment `# chartseq: ignore[CS305]` on the line right above (comments survive helm template).
+
+Targets: charts, directories of charts (every chart below but vendored subcharts; default: .),
+archives or rendered streams, linted into one report. A chart helm cannot render is finding
+CS900 of that chart; the others are still linted.
 `chartseq rules` lists the rules; `chartseq explain CS101` documents one.
 
 Exit status: 0 when no finding is at or above --fail-on, 1 otherwise, 2 when chartseq failed.";

@@ -75,6 +75,19 @@ fn a_chart_helm_cannot_render_is_a_finding_and_the_others_are_linted() {
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
     assert!(err.contains("helm cannot render"), "{err}");
 
+    // The GitHub step summary has no install order for it, and says why.
+    let summary = tempfile::NamedTempFile::new().expect("tempfile");
+    let (code, _, _) = run(chartseq()
+        .args(["lint", BROKEN, "--format", "github", "--helm"])
+        .arg(&helm)
+        .env("GITHUB_STEP_SUMMARY", summary.path()));
+    assert_eq!(code, 1);
+    let written = std::fs::read_to_string(summary.path()).expect("summary");
+    assert!(
+        written.contains("No install order: helm cannot render the chart"),
+        "{written}"
+    );
+
     // plan has nothing to show for such a chart: still a tool failure there.
     let (code, _, err) = run(chartseq().args(["plan", BROKEN, "--helm"]).arg(&helm));
     assert_eq!(code, 2, "{err}");
