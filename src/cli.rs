@@ -85,7 +85,11 @@ Configuration: .chartseq.toml in the target's directory or above (or --config FI
   \"templates/jobs/*.yaml\" = [\"CS305\"]
 
 Inline suppressions: the annotation `chartseq.io/ignore: \"CS305,CS501\"` on a resource, or the
-comment `# chartseq: ignore[CS305]` on the line above (comments survive helm template).
+comment `# chartseq: ignore[CS305]` on the line right above (comments survive helm template).
+
+Targets: charts, directories of charts (every chart below but vendored subcharts; default: .),
+archives or rendered streams, linted into one report. A chart helm cannot render is finding
+CS900 of that chart; the others are still linted.
 `chartseq rules` lists the rules; `chartseq explain CS101` documents one.
 
 Exit status: 0 when no finding is at or above --fail-on, 1 otherwise, 2 when chartseq failed.";
@@ -119,15 +123,20 @@ pub enum ColorArg {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("target", |a| a
+    .default_value(".")
+    .index(1)
+    .required(false)
+    .help("A chart directory, a directory of charts (every chart under it but vendored subcharts), a packaged chart (.tgz), a rendered stream file, or `-` for stdin [default: .]")
+    .hide_default_value(true)))]
 pub struct LintArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: LintFormatArg,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputFileArgs,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long = "fail-on", value_enum, default_value = "error")]
     pub fail_on: FailOnArg,
@@ -153,7 +162,7 @@ pub struct LintArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorArg,
     /// More charts or streams, linted into the same report.
-    #[arg(value_name = "MORE")]
+    #[arg(value_name = "MORE", index = 2)]
     pub more_targets: Vec<PathBuf>,
     /// Lint only the charts under the targets with files changed since this git ref (the
     /// merge base with it, plus uncommitted changes), e.g. `--changed-since origin/main .`
@@ -180,6 +189,49 @@ pub struct LintArgs {
     /// The most renderings one chart's values matrix may run.
     #[arg(long = "values-matrix-max", value_name = "N", default_value_t = commands::lint::VALUES_MATRIX_MAX, requires = "values_matrix")]
     pub values_matrix_max: usize,
+}
+
+/// Where `lint` and `diff` write their report. `-o/--output` is the output format in helm's
+/// commands (`list`, `status`, `history`); here it once named the file, and still does for
+/// scripts written then, hidden, except for a format's name, which is refused: `lint -o json`
+/// meant the format, not a file called `json`.
+#[derive(Debug, Args)]
+pub struct OutputFileArgs {
+    /// Write the report to FILE instead of standard output.
+    #[arg(long = "output-file", value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// The old spelling of --output-file.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        hide = true,
+        conflicts_with = "output_file"
+    )]
+    pub output_old: Option<PathBuf>,
+}
+
+/// Every output format name of every command.
+const FORMAT_NAMES: &[&str] = &[
+    "human", "concise", "json", "sarif", "github", "junit", "text", "markdown", "table", "yaml",
+    "dag", "dot", "mermaid",
+];
+
+impl OutputFileArgs {
+    /// The file to write, or why `-o` is refused.
+    fn file(&self) -> Result<Option<PathBuf>, commands::Failure> {
+        if let Some(old) = &self.output_old {
+            let name = old.to_string_lossy();
+            if FORMAT_NAMES.contains(&name.as_ref()) {
+                return Err(crate::error::Error::new(format!(
+                    "-o {name} would write the report to a file named `{name}`: use --format {name} for the format, or --output-file ./{name} for a file of that name"
+                ))
+                .into());
+            }
+            return Ok(Some(old.clone()));
+        }
+        Ok(self.output_file.clone())
+    }
 }
 
 /// `FORMAT=FILE` of `--also-report`.
@@ -238,10 +290,9 @@ pub struct RulesArgs {
 
 impl LintArgs {
     /// The validated settings of this command line.
-    #[must_use]
-    pub fn to_options(&self) -> commands::lint::LintOptions {
+    pub fn to_options(&self) -> Result<commands::lint::LintOptions, commands::Failure> {
         use crate::lint::Severity;
-        commands::lint::LintOptions {
+        Ok(commands::lint::LintOptions {
             input: self.input.to_input(),
             format: self.format.format(),
             also_report: self
@@ -251,7 +302,7 @@ impl LintArgs {
                 .collect(),
             ci_values: self.ci_values,
             values_matrix: self.values_matrix.then_some(self.values_matrix_max),
-            output: self.output.clone(),
+            output: self.output.file()?,
             fail_on: match self.fail_on {
                 FailOnArg::Error => Some(Severity::Error),
                 FailOnArg::Warning => Some(Severity::Warning),
@@ -279,7 +330,7 @@ impl LintArgs {
                 .flatten()
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),
-        }
+        })
     }
 }
 
@@ -427,17 +478,18 @@ fn history_max(given: Option<usize>) -> usize {
 )]
 #[command(
     allow_missing_positional = true,
-    mut_arg("release_name", |a| a.hide(true))
+    mut_arg("release_name", |a| a
+        .alias("release")
+        .hide_default_value(true)
+        .conflicts_with("name")
+        .help("The release name, instead of NAME (the same flag as in lint, plan and template)"))
 )]
 pub struct ApplyArgs {
-    /// The release name, as in `helm upgrade --install NAME CHART` (or --release).
+    /// The release name, as in `helm upgrade --install NAME CHART` (or --release-name).
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
-    /// The release name (instead of NAME).
-    #[arg(long, value_name = "NAME", conflicts_with = "name")]
-    pub release: Option<String>,
     #[command(flatten)]
     pub connection: ConnectionArgs,
     #[command(flatten)]
@@ -527,8 +579,14 @@ pub struct RollbackArgs {
 pub struct InfoArgs {
     #[command(flatten)]
     pub release: ReleaseArgs,
-    /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    /// Output format (as helm's `-o/--output`; `--format` as in the other commands).
+    #[arg(
+        short = 'o',
+        long,
+        visible_alias = "format",
+        value_enum,
+        default_value = "table"
+    )]
     pub output: OutputArg,
 }
 
@@ -543,8 +601,14 @@ pub struct ListArgs {
     pub all_namespaces: bool,
     #[command(flatten)]
     pub connection: ConnectionArgs,
-    /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    /// Output format (as helm's `-o/--output`; `--format` as in the other commands).
+    #[arg(
+        short = 'o',
+        long,
+        visible_alias = "format",
+        value_enum,
+        default_value = "table"
+    )]
     pub output: OutputArg,
 }
 
@@ -572,18 +636,15 @@ impl ReleaseArgs {
 #[cfg(feature = "apply")]
 impl ApplyArgs {
     fn settings(&self) -> Result<commands::apply::ApplySettings, commands::Failure> {
-        let Some(release) = self.name.clone().or_else(|| self.release.clone()) else {
+        // `--release-name` keeps its default unless given (clap refuses it beside NAME).
+        let flag = (self.input.release_name != DEFAULT_RELEASE_NAME)
+            .then(|| self.input.release_name.clone());
+        let Some(release) = self.name.clone().or(flag) else {
             return Err(crate::error::Error::new(
-                "a release name is required: chartseq apply NAME CHART (or --release NAME)",
+                "a release name is required: chartseq apply NAME CHART (or --release-name NAME)",
             )
             .into());
         };
-        if self.input.release_name != "release-name" && self.input.release_name != release {
-            return Err(crate::error::Error::new(format!(
-                "--release-name does not apply to apply: the chart is rendered for release {release}"
-            ))
-            .into());
-        }
         let mut input = self.input.to_input();
         input.helm.release_name.clone_from(&release);
         Ok(commands::apply::ApplySettings {
@@ -606,6 +667,9 @@ impl ApplyArgs {
         })
     }
 }
+
+/// helm template's release name when none is given.
+const DEFAULT_RELEASE_NAME: &str = "release-name";
 
 /// Where the chart comes from and how to render it.
 #[derive(Debug, Args)]
@@ -632,7 +696,7 @@ pub struct InputArgs {
     #[arg(
         long = "release-name",
         value_name = "NAME",
-        default_value = "release-name"
+        default_value = DEFAULT_RELEASE_NAME
     )]
     pub release_name: String,
     /// Namespace passed to helm template.
@@ -756,9 +820,15 @@ pub struct PlanArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("target", |a| a
+    .value_name("[NAME] TARGET")
+    .help("A chart directory, a packaged chart (.tgz), a rendered stream file, or `-` for stdin; as helm's `helm template NAME CHART`, a release name may come first")))]
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// With two arguments, the chart (the first is the release name).
+    #[arg(value_name = "CHART", index = 2, hide = true)]
+    pub then_chart: Option<PathBuf>,
     /// Whose order to print the documents in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
@@ -777,6 +847,28 @@ pub struct TemplateArgs {
     /// rendered stream is always printed whole; plan, lint and apply always read crds/).
     #[arg(long = "include-crds")]
     pub include_crds: bool,
+}
+
+impl TemplateArgs {
+    /// The input, reading helm's `template NAME CHART` form: with two arguments the first is
+    /// the release name.
+    fn input_of_helm_form(&self) -> Result<Input, commands::Failure> {
+        let mut input = self.input.to_input();
+        if let Some(chart) = &self.then_chart {
+            let name = self.input.target.to_string_lossy().into_owned();
+            if self.input.release_name != DEFAULT_RELEASE_NAME && self.input.release_name != name {
+                return Err(crate::error::Error::new(format!(
+                    "two release names: {name} (before the chart) and --release-name {}",
+                    self.input.release_name
+                ))
+                .into());
+            }
+            crate::source::helm::validate_release_name(&name)?;
+            input.helm.release_name = name;
+            input.target = Input::target_for(chart);
+        }
+        Ok(input)
+    }
 }
 
 /// The tool a chart's order is migrated from.
@@ -950,12 +1042,7 @@ pub fn main() -> ExitCode {
         }
         Err(commands::Failure::Reported) => ExitCode::from(2),
         Err(failure) => {
-            let text = failure.to_string();
-            let _ = writeln!(
-                err,
-                "chartseq: error: {}",
-                crate::safe::terminal_safe(&text)
-            );
+            let _ = commands::write_failure(&mut *err, &failure);
             ExitCode::from(2)
         }
     }
@@ -998,14 +1085,14 @@ fn run(
             )
         }
         Command::Template(args) => {
-            let input = args.input.to_input();
+            let input = args.input_of_helm_form()?;
             let options = crate::plan::output::TemplateOptions {
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
                 keep_sequencing_annotations: !args.strip_sequencing_annotations,
             };
             commands::template(&input, args.dialect.choice(), options, out, err)
         }
-        Command::Lint(args) => commands::lint::lint(&args.to_options(), out, err),
+        Command::Lint(args) => commands::lint::lint(&args.to_options()?, out, err),
         Command::Explain(args) => {
             commands::lint::explain(&args.rule, matches!(args.format, DocFormatArg::Json), out)
         }
@@ -1055,7 +1142,7 @@ fn run(
             err,
         ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
-        Command::Diff(args) => commands::diff::diff(&args.to_options(), out, err),
+        Command::Diff(args) => commands::diff::diff(&args.to_options()?, out, err),
         Command::Migrate(args) => commands::migrate::migrate(
             &args.settings(),
             match args.format {
@@ -1099,9 +1186,8 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: DiffFormatArg,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputFileArgs,
     /// Configuration file for the lint rules (default: .chartseq.toml from NEW or above).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -1140,8 +1226,7 @@ pub struct DiffArgs {
 
 impl DiffArgs {
     /// The validated settings of this command line.
-    #[must_use]
-    pub fn to_options(&self) -> commands::diff::DiffOptions {
+    pub fn to_options(&self) -> Result<commands::diff::DiffOptions, commands::Failure> {
         use crate::diff::output::DiffFormat;
         let input = InputArgs {
             target: PathBuf::from("-"),
@@ -1161,7 +1246,7 @@ impl DiffArgs {
             max_input_bytes: crate::source::read::MAX_INPUT_BYTES,
         }
         .to_input();
-        commands::diff::DiffOptions {
+        Ok(commands::diff::DiffOptions {
             old: self.old.clone(),
             new: self.new.clone(),
             input,
@@ -1173,13 +1258,13 @@ impl DiffArgs {
                 DiffFormatArg::Markdown => DiffFormat::Markdown,
                 DiffFormatArg::Github => DiffFormat::Github,
             },
-            output: self.output.clone(),
+            output: self.output.file()?,
             config: self.config.clone(),
             step_summary: matches!(self.format, DiffFormatArg::Github)
                 .then(|| std::env::var_os("GITHUB_STEP_SUMMARY"))
                 .flatten()
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),
-        }
+        })
     }
 }

@@ -8,6 +8,18 @@ pub struct Error {
     pub message: String,
     /// Extra lines shown under the message (helm's stderr, a hint).
     pub detail: Option<String>,
+    /// helm ran and refused to render the chart: what `lint` reports as a finding of that
+    /// chart (CS900) while it goes on with the others.
+    pub render_failure: Option<Box<RenderFailure>>,
+}
+
+/// helm template exited with an error for a chart.
+#[derive(Debug, Clone)]
+pub struct RenderFailure {
+    /// The chart helm was asked to render.
+    pub chart: std::path::PathBuf,
+    /// helm's standard error, trimmed.
+    pub stderr: String,
 }
 
 impl Error {
@@ -15,12 +27,19 @@ impl Error {
         Self {
             message: message.into(),
             detail: None,
+            render_failure: None,
         }
     }
 
     #[must_use]
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
+        self
+    }
+
+    #[must_use]
+    pub fn with_render_failure(mut self, failure: RenderFailure) -> Self {
+        self.render_failure = Some(Box::new(failure));
         self
     }
 

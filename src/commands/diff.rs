@@ -109,6 +109,14 @@ fn relabel(report: &mut crate::lint::Report, copy: &Checkout, revision: &Revisio
     }
 }
 
+/// A message about the temporary checkout, with its paths named as the user named them:
+/// the target as `REF:path`, other files of the copy as `REF:` and their repository path.
+fn unlabel(text: &str, copy: &Checkout, revision: &Revision) -> String {
+    let text = text.replace(&display_path(&copy.target), &revision.to_string());
+    let root = format!("{}/", display_path(&copy.root));
+    text.replace(&root, &format!("{}:", revision.rev))
+}
+
 fn load_side(
     text: &str,
     values: &[PathBuf],
@@ -123,7 +131,14 @@ fn load_side(
     input.helm.values.files.extend(values.iter().cloned());
     let model = model::load(&input).map_err(|e| {
         let mut e = e;
-        e.message = format!("{text}: {}", e.message);
+        if let Some((revision, _, copy)) = &checkout {
+            // The temporary copy means nothing to the user: its paths become `REF:path`.
+            e.message = unlabel(&e.message, copy, revision);
+            e.detail = e.detail.map(|d| unlabel(&d, copy, revision));
+        }
+        if !e.message.contains(text) {
+            e.message = format!("{text}: {}", e.message);
+        }
         Failure::Tool(e)
     })?;
     let mut report = crate::lint::run(&model, settings);

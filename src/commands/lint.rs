@@ -1,13 +1,12 @@
 //! `chartseq lint`, `chartseq explain` and `chartseq rules`.
 //!
-//! Findings go to the chosen reporter; failures of the tool itself (a bad configuration file,
-//! an unreadable chart, helm failing) are rendered through miette and exit 2.
+//! Findings go to the chosen reporter (a chart helm cannot render is one, CS900); failures of
+//! the tool itself (a bad configuration file, an unreadable chart) are rendered as every
+//! command renders them and exit 2.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
-
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
 
 use super::{Failure, Outcome};
 use crate::lint::config::{self, ConfigError, SelectArgs};
@@ -58,38 +57,54 @@ pub struct LintOptions {
 /// The value sets a chart's matrix renders at most, unless `--values-matrix-max` says.
 pub const VALUES_MATRIX_MAX: usize = 32;
 
-/// Renders a tool failure through miette, with a source snippet when there is one.
+/// Renders a tool failure as every command does ([`super::write_failure`]); a configuration
+/// error shows its line with the place marked.
 fn fatal(
     err: &mut dyn Write,
     message: &str,
     help: Option<&str>,
     source: Option<&ConfigError>,
 ) -> io::Result<()> {
-    let message = crate::safe::terminal_safe(message);
-    let mut diagnostic = MietteDiagnostic::new(message.clone()).with_code("chartseq::error");
-    if let Some(help) = help {
-        diagnostic = diagnostic.with_help(crate::safe::terminal_safe(help).into_owned());
-    }
-    let mut rendered = String::new();
-    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
-    let result = match source {
-        Some(ConfigError {
-            path,
-            text,
-            span: Some(span),
-            ..
-        }) => {
-            diagnostic = diagnostic.with_label(LabeledSpan::at(span.clone(), "here"));
-            let report = miette::Report::new(diagnostic)
-                .with_source_code(NamedSource::new(path, text.clone()));
-            handler.render_report(&mut rendered, report.as_ref())
+    let mut message = message.to_owned();
+    let mut detail = Vec::new();
+    if let Some(ConfigError {
+        path,
+        text,
+        span: Some(span),
+        ..
+    }) = source
+    {
+        let start = span.start.min(text.len());
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line_no = text[..start].matches('\n').count() + 1;
+        let column = text[line_start..start].chars().count() + 1;
+        let width = text[start..span.end.clamp(start, line_end)]
+            .chars()
+            .count()
+            .max(1);
+        if let Some(rest) = message.strip_prefix(&format!("{path}: ")) {
+            message = format!("{path}:{line_no}:{column}: {rest}");
         }
-        _ => handler.render_report(&mut rendered, &diagnostic),
-    };
-    if result.is_err() {
-        rendered = format!("error: {message}\n");
+        let gutter = " ".repeat(line_no.to_string().len());
+        detail.push(format!(
+            "{line_no} | {}",
+            crate::safe::one_line(&text[line_start..line_end])
+        ));
+        detail.push(format!(
+            "{gutter} | {}{} here",
+            " ".repeat(column - 1),
+            "^".repeat(width)
+        ));
     }
-    err.write_all(rendered.as_bytes())
+    if let Some(help) = help {
+        detail.push(format!("help: {help}"));
+    }
+    let mut error = crate::error::Error::new(message);
+    if !detail.is_empty() {
+        error = error.with_detail(detail.join("\n"));
+    }
+    super::write_failure(err, &Failure::Tool(error))
 }
 
 /// One input to lint, with the values file or value set that names its run (`--ci-values`,
@@ -129,8 +144,12 @@ fn targets(
             return Ok(None);
         }
         paths = charts;
-    } else if paths.len() > 1 {
-        paths = lintable(paths, err)?;
+    } else {
+        let several = paths.len() > 1;
+        paths = expand_directories(paths, err)?;
+        if several || paths.len() > 1 {
+            paths = lintable(paths, err)?;
+        }
     }
     let mut inputs = Vec::with_capacity(paths.len());
     for (target, path) in paths.iter().enumerate() {
@@ -179,6 +198,44 @@ fn targets(
         }
     }
     Ok(Some(inputs))
+}
+
+/// A directory that is not a chart stands for every chart under it (`chartseq lint .` in a
+/// repository of charts), vendored subcharts left to their parents. One with no chart under
+/// it is skipped among several targets, and an error alone.
+fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Failure> {
+    let single = paths.len() == 1;
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        if !path.is_dir() || path.join("Chart.yaml").is_file() {
+            out.push(path);
+            continue;
+        }
+        let charts = crate::lint::changed::charts_under(&path);
+        let shown = crate::source::display_path(&path);
+        if charts.is_empty() {
+            if single {
+                return Err(crate::error::Error::new(format!(
+                    "no Chart.yaml in {shown} or below it: no chart to lint"
+                ))
+                .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz), a rendered manifest stream file, or - for standard input")
+                .into());
+            }
+            writeln!(
+                err,
+                "chartseq: skipped {}: not a chart (no Chart.yaml)",
+                one_line(&shown)
+            )?;
+            continue;
+        }
+        out.extend(charts);
+    }
+    if out.is_empty() {
+        return Err(crate::error::Error::new("no chart among the targets")
+            .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz) or a rendered manifest stream")
+            .into());
+    }
+    Ok(out)
 }
 
 /// A chart's `ci/*-values.yaml` files (chart-testing's convention), in name order.
@@ -397,7 +454,27 @@ fn lint_one(
     err: &mut dyn Write,
     context: Option<&str>,
 ) -> Result<(crate::model::Model, crate::lint::Report), Failure> {
-    let model = match model::load(input) {
+    let loaded = model::load(input);
+    if let Err(crate::error::Error {
+        render_failure: Some(failure),
+        ..
+    }) = &loaded
+    {
+        if let Some(found) = crate::lint::render_failure(failure, input.chart_limits, settings) {
+            if found.1.findings.is_empty() {
+                writeln!(
+                    err,
+                    "{}",
+                    one_line(&format!(
+                        "chartseq: warning: helm cannot render {} (CS900 is not selected)",
+                        crate::source::display_path(&failure.chart)
+                    ))
+                )?;
+            }
+            return Ok(found);
+        }
+    }
+    let model = match loaded {
         Ok(m) => m,
         Err(e) => {
             let message = match context {

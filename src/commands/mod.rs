@@ -43,6 +43,16 @@ impl fmt::Display for Failure {
     }
 }
 
+/// The one rendering of a failure of the tool, for every command: `chartseq: error: ` and
+/// what failed, then its detail (helm's words, a hint) on the lines below.
+pub fn write_failure(err: &mut dyn Write, failure: &Failure) -> io::Result<()> {
+    writeln!(
+        err,
+        "chartseq: error: {}",
+        crate::safe::terminal_safe(&failure.to_string())
+    )
+}
+
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         Failure::Tool(e)

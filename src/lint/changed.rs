@@ -148,9 +148,71 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
     Ok(charts.into_iter().collect())
 }
 
+/// Every chart under a directory that is not a chart itself, sorted, as the GitHub Action
+/// finds them: each directory with a `Chart.yaml`, except the vendored subcharts under a
+/// chart's `charts/` (its parent renders them). `.git` and `node_modules` are not searched,
+/// and links to directories are not followed (no loops).
+#[must_use]
+pub fn charts_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        let is_chart = at.join("Chart.yaml").is_file();
+        if is_chart {
+            found.push(at.clone());
+        }
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name();
+            let skip = name == ".git"
+                || name == "node_modules"
+                || (is_chart && name == "charts")
+                || !entry.file_type().is_ok_and(|t| t.is_dir());
+            if !skip {
+                pending.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
+        .into_iter()
+        .map(|p| match p.strip_prefix(".") {
+            Ok(rel) if !rel.as_os_str().is_empty() && dir == Path::new(".") => rel.to_path_buf(),
+            _ => p,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn charts_under_a_directory_skip_vendored_subcharts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let top = dir.path();
+        for chart in [
+            "charts/app",
+            "charts/app/charts/db",
+            "charts/web",
+            "other/nested",
+            ".git/x",
+            "node_modules/y",
+        ] {
+            std::fs::create_dir_all(top.join(chart)).expect("mkdir");
+            std::fs::write(top.join(chart).join("Chart.yaml"), "name: x\n").expect("write");
+        }
+        assert_eq!(
+            charts_under(top),
+            vec![
+                top.join("charts/app"),
+                top.join("charts/web"),
+                top.join("other/nested")
+            ]
+        );
+    }
 
     #[test]
     fn files_belong_to_the_outermost_rendering_chart() {

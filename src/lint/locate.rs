@@ -206,6 +206,13 @@ struct Mapped {
     approximate: bool,
 }
 
+/// Where a span is shown to the user: its template line when it maps to one, else itself.
+#[must_use]
+pub(crate) fn shown_position(model: &Model, loc: Loc) -> Position {
+    let at = map(model, loc).template.unwrap_or(loc);
+    position(model.sources.get(at.file), at.span, None)
+}
+
 fn position(file: &SourceFile, span: Span, name: Option<&str>) -> Position {
     let start = file.line_col(span.start);
     let end = file.line_col(span.end.max(span.start));

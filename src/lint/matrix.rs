@@ -24,7 +24,7 @@ fn below_root(display: &str) -> &str {
     display.split_once('/').map_or(display, |(_, rest)| rest)
 }
 
-/// The flips of a chart tree, in a fixed order: each distinct condition path (pre-order of
+/// The flips of a chart tree (library charts left on), in a fixed order: each distinct condition path (pre-order of
 /// the subcharts whose parent is rendered), then each tag by name. A condition is flipped at
 /// its first path (Helm's first path holding a boolean decides, so a boolean there always
 /// does); nested conditions are prefixed with their parent's path, as Helm reads them.
@@ -33,9 +33,18 @@ pub fn flips(model: &Model) -> Vec<Flip> {
     let mut conditions: Vec<(String, Vec<String>, bool)> = Vec::new();
     let mut tags: BTreeMap<String, bool> = BTreeMap::new();
     for chart in &model.charts {
-        let Some(dep) = chart.info.as_ref().and_then(|i| i.dependency.as_ref()) else {
+        let Some(info) = chart.info.as_ref() else {
             continue;
         };
+        let Some(dep) = info.dependency.as_ref() else {
+            continue;
+        };
+        // A library chart renders nothing and holds its parent's helpers: with it off, helm
+        // cannot render the parent at all (Bitnami's `common`, under the `bitnami-common`
+        // tag). Its condition and tags are not flipped for it.
+        if info.meta.is_library() {
+            continue;
+        }
         let name = below_root(&chart.display).to_owned();
         if let Some(path) = dep
             .condition

@@ -7,6 +7,7 @@ pub mod config;
 mod context;
 pub mod locate;
 pub mod matrix;
+mod render;
 mod suppress;
 
 use std::collections::BTreeSet;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 pub use config::{Config, Selection};
 pub use context::{Context, DialectAnalysis};
+pub use render::render_failure;
 
 use crate::model::{ChartId, DocId, Model};
 use crate::rules::{RULES, Rule};

@@ -97,8 +97,19 @@ pub fn apply(ctx: &Context, diagnostics: &mut Vec<Diagnostic>) -> Vec<Diagnostic
             s.loc,
             format!("suppression `{}` silences nothing", s.written),
         )
-        .label("nothing to silence here")
-        .help("remove it, or move it next to the finding it is meant for");
+        .label("nothing to silence here");
+        d = match nearest(ctx, &s, diagnostics) {
+            // A comment silences only the line right below it: say where to move it.
+            Some(found) => {
+                let at = super::locate::shown_position(model, found.loc);
+                d.help(format!(
+                    "a comment silences the line right below it only: move it to the line above {}:{}, where the nearest {} finding is",
+                    at.file, at.line, found.rule.code
+                ))
+                .secondary(found.loc, format!("the nearest {} finding", found.rule.code))
+            }
+            None => d.help("remove it, or move it next to the finding it is meant for"),
+        };
         if s.codes.is_empty() {
             d = d.note("no rule code or name was recognised in it");
         }
@@ -108,6 +119,26 @@ pub fn apply(ctx: &Context, diagnostics: &mut Vec<Diagnostic>) -> Vec<Diagnostic
         unused.push(d);
     }
     unused
+}
+
+/// For a comment that silenced nothing, the finding it names that is nearest to the line it
+/// silences, in the same file.
+fn nearest<'d>(
+    ctx: &Context,
+    s: &Suppression,
+    diagnostics: &'d [Diagnostic],
+) -> Option<&'d Diagnostic> {
+    let Target::Line(file, target) = s.target else {
+        return None;
+    };
+    let source = ctx.model.sources.get(file);
+    diagnostics
+        .iter()
+        .filter(|d| d.loc.file == file && s.codes.contains(d.rule.code))
+        .min_by_key(|d| {
+            let line = source.line_col(d.loc.span.start).line;
+            (line.abs_diff(target), line, d.loc.span.start)
+        })
 }
 
 fn parse_codes(text: &str) -> BTreeSet<&'static str> {

@@ -248,7 +248,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
         };
         if path.as_os_str() != "-" && !path.exists() {
             return Err(Error::new(format!(
-                "{}: no such file or directory",
+                "{}: no such path",
                 crate::source::display_path(path)
             )));
         }

@@ -101,6 +101,11 @@ pub fn load(input: &Input) -> Result<Model> {
             ("-".to_owned(), Origin::Stdin, bytes)
         }
         InputTarget::Stream(path) if path.is_dir() => return Err(not_a_chart(path)),
+        InputTarget::Stream(path) if !path.exists() && path.symlink_metadata().is_err() => {
+            return Err(Error::new(format!("{}: no such path", display_path(path))).with_detail(
+                "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
+            ));
+        }
         InputTarget::Stream(path) => {
             let name = display_path(path);
             let bytes = read::file(path, input.max_input_bytes)

@@ -249,6 +249,17 @@ pub fn summary(runs: &[Run<'_>]) -> String {
             .name()
             .map_or_else(|| "the stream".to_owned(), |n| markdown_message(&n));
         let _ = writeln!(md, "### Install order: {name}\n");
+        if run
+            .report
+            .findings
+            .iter()
+            .any(|f| f.code == crate::rules::RENDER_FAILED.code)
+        {
+            md.push_str(
+                "No install order: helm cannot render the chart (see the findings above).\n\n",
+            );
+            continue;
+        }
         match crate::plan::plan(run.model) {
             Ok(plan) => {
                 let mut mermaid = Vec::new();

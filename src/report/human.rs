@@ -78,41 +78,86 @@ impl Reporter for Human {
     }
 
     /// Each run in turn; the runs of one values matrix as one: a line naming its value sets,
-    /// their findings, one count.
+    /// their findings, one count. Of several charts (or values files), each count names its
+    /// chart, and a last line sums them up.
     fn report_all(&self, out: &mut dyn Write, runs: &[super::Run<'_>]) -> io::Result<()> {
+        let mut units: Vec<&[super::Run<'_>]> = Vec::new();
         let mut i = 0;
         while i < runs.len() {
-            let Some(sets) = &runs[i].report.matrix else {
-                self.report(out, runs[i].model, runs[i].report)?;
-                i += 1;
-                continue;
-            };
-            let group = &runs[i..(i + sets.len()).min(runs.len())];
-            writeln!(
-                out,
-                "values matrix of chart {}: {} rendering{} ({})",
-                safe::one_line(
-                    runs[i]
-                        .model
-                        .charts
-                        .first()
-                        .map_or("", |c| c.display.as_str())
-                ),
-                sets.len(),
-                plural(sets.len()),
-                safe::one_line(&sets.join("; "))
-            )?;
+            let len = runs[i]
+                .report
+                .matrix
+                .as_ref()
+                .map_or(1, |sets| sets.len().clamp(1, runs.len() - i));
+            units.push(&runs[i..i + len]);
+            i += len;
+        }
+        let several = units.len() > 1;
+        let mut total = crate::lint::Summary::default();
+        let mut all_empty = true;
+        for unit in &units {
+            let first = &unit[0];
+            if let Some(sets) = &first.report.matrix {
+                writeln!(
+                    out,
+                    "values matrix of chart {}: {} rendering{} ({})",
+                    safe::one_line(
+                        first
+                            .model
+                            .charts
+                            .first()
+                            .map_or("", |c| c.display.as_str())
+                    ),
+                    sets.len(),
+                    plural(sets.len()),
+                    safe::one_line(&sets.join("; "))
+                )?;
+            }
             let mut sum = crate::lint::Summary::default();
             let mut empty = true;
-            for run in group {
+            for run in *unit {
                 self.findings(out, run.model, run.report)?;
                 sum.errors += run.report.summary.errors;
                 sum.warnings += run.report.summary.warnings;
                 sum.infos += run.report.summary.infos;
                 empty &= run.report.findings.is_empty();
             }
+            if several {
+                write!(out, "{}: ", safe::one_line(&first.target()))?;
+            }
             totals(out, sum, empty)?;
-            i += group.len().max(1);
+            total.errors += sum.errors;
+            total.warnings += sum.warnings;
+            total.infos += sum.infos;
+            all_empty &= empty;
+        }
+        if several {
+            let charts: std::collections::BTreeSet<String> = units
+                .iter()
+                .map(|u| {
+                    super::Run {
+                        values: None,
+                        ..u[0]
+                    }
+                    .target()
+                })
+                .collect();
+            let values: std::collections::BTreeSet<&str> = units
+                .iter()
+                .filter(|u| u[0].report.matrix.is_none())
+                .filter_map(|u| u[0].values)
+                .collect();
+            write!(out, "{} chart{}", charts.len(), plural(charts.len()))?;
+            if !values.is_empty() {
+                write!(
+                    out,
+                    ", {} values file{}",
+                    values.len(),
+                    plural(values.len())
+                )?;
+            }
+            write!(out, ": ")?;
+            totals(out, total, all_empty)?;
         }
         Ok(())
     }

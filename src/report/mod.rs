@@ -55,6 +55,22 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// What the user named: the chart directory or archive, or the stream file (`-` for
+    /// standard input), with the values file when the run has one.
+    #[must_use]
+    pub fn target(&self) -> String {
+        let name = &self.model.sources.get(self.model.stream).name;
+        let target = name.strip_suffix(" (helm template)").unwrap_or(name);
+        match self.values {
+            Some(values) if self.report.matrix.is_none() => {
+                format!("{target} with values {values}")
+            }
+            _ => target.to_owned(),
+        }
+    }
+}
+
 /// Writes a lint report in one format.
 pub trait Reporter {
     fn report(&self, out: &mut dyn Write, model: &Model, report: &Report) -> io::Result<()> {

@@ -124,6 +124,7 @@ mod cs602_invalid_dialect_value;
 mod cs603_dialect_reference_to_nothing;
 mod cs604_conflicting_orders;
 mod cs605_dialect_cycle;
+mod cs900_render_failed;
 mod cs901_unused_suppression;
 
 pub use cs000_invalid_yaml::INVALID_YAML;
@@ -159,6 +160,7 @@ pub use cs602_invalid_dialect_value::INVALID_DIALECT_VALUE;
 pub use cs603_dialect_reference_to_nothing::DIALECT_REFERENCE_TO_NOTHING;
 pub use cs604_conflicting_orders::CONFLICTING_ORDERS;
 pub use cs605_dialect_cycle::DIALECT_CYCLE;
+pub use cs900_render_failed::RENDER_FAILED;
 pub use cs901_unused_suppression::UNUSED_SUPPRESSION;
 
 /// Every rule, in code order.
@@ -196,6 +198,7 @@ pub static RULES: &[&Rule] = &[
     &DIALECT_REFERENCE_TO_NOTHING,
     &CONFLICTING_ORDERS,
     &DIALECT_CYCLE,
+    &RENDER_FAILED,
     &UNUSED_SUPPRESSION,
 ];
 

@@ -72,6 +72,12 @@ pub struct ChartMeta {
 }
 
 impl ChartMeta {
+    /// `type: library`: a chart of helpers that renders nothing itself.
+    #[must_use]
+    pub fn is_library(&self) -> bool {
+        self.node.get("type").and_then(Node::as_str) == Some("library")
+    }
+
     /// The `annotations` entry with this key: (key node, value node).
     #[must_use]
     pub fn annotation(&self, key: &str) -> Option<(&Node, &Node)> {

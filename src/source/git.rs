@@ -262,6 +262,13 @@ struct Budget {
 /// out of the repository is an error. Everything written, links followed, is held to the
 /// chart limits.
 pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<Checkout, Error> {
+    if !git(&["rev-parse", "--show-toplevel"])?.ok {
+        return Err(Error::new(format!(
+            "{revision}: the current directory is not in a git repository, so it has no revision `{}` to read",
+            revision.rev
+        ))
+        .with_detail("REF:path reads a chart at a revision of the repository chartseq runs in: run it inside the repository, or name a path on disk"));
+    }
     let Some(commit) = resolve_commit(None, &revision.rev)? else {
         return Err(Error::new(format!(
             "{revision}: `{}` is not a git revision here",
@@ -414,11 +421,12 @@ fn materialize(
     let spec = format!("{}:{real}", snapshot.commit);
     let kind = git_in(Some(snapshot.top), &["cat-file", "-t", &spec], SMALL)?;
     if !kind.ok {
+        // git's own words (`fatal: path '…' does not exist in 'HEAD'`) say the same, less
+        // plainly.
         return Err(Error::new(format!(
             "{revision}: no `{real}` at revision {}",
             revision.rev
-        ))
-        .with_detail(kind.stderr));
+        )));
     }
     let place = if real.is_empty() {
         root.to_path_buf()

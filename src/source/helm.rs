@@ -149,11 +149,16 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     };
     let status = captured.status;
     if !status.success() {
+        let stderr = String::from_utf8_lossy(&err).trim_end().to_owned();
         return Err(Error::new(format!(
             "helm template failed for {} ({status})",
             display_path(chart)
         ))
-        .with_detail(String::from_utf8_lossy(&err).trim_end().to_owned()));
+        .with_detail(stderr.clone())
+        .with_render_failure(crate::error::RenderFailure {
+            chart: chart.to_path_buf(),
+            stderr,
+        }));
     }
     Ok(out)
 }

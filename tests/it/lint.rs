@@ -442,7 +442,7 @@ fn configuration_file_is_found_upward_and_applied() {
         !stdout.contains("CS003") && !stdout.contains("CS501"),
         "{stdout}"
     );
-    // A bad configuration is a tool failure with a snippet (miette).
+    // A bad configuration is a tool failure with its line marked.
     let (code, _, stderr) = run(chartseq().args([
         "lint",
         "fixtures/rules/CS003/isolated.yaml",

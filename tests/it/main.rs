@@ -11,6 +11,7 @@
 
 #[cfg(feature = "apply")]
 mod apply;
+mod cli;
 #[cfg(feature = "apply")]
 mod cluster;
 mod dialect_kapp;

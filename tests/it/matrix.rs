@@ -174,3 +174,57 @@ fn every_condition_and_tag_is_flipped_once_in_a_fixed_order() {
     assert_eq!(levels(Some("cache.enabled=true")), 4);
     assert_eq!(levels(Some("tags.web=false")), 1);
 }
+
+/// A Bitnami chart's `common` library (tag `bitnami-common`) is never flipped off: helm
+/// cannot render the chart without its helpers. Before, the matrix stopped there with no
+/// findings at all.
+#[test]
+fn library_charts_and_their_tags_are_not_flipped() {
+    let Some(helm) = tool("helm") else { return };
+    let chart = "fixtures/lint/values-matrix/bitnami-nginx";
+    let (code, out, err) = run(chartseq()
+        .args([
+            "lint",
+            chart,
+            "--values-matrix",
+            "--color",
+            "never",
+            "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out,
+        "values matrix of chart nginx: 1 rendering (default values)\nno findings\n"
+    );
+    assert!(!err.contains("bitnami-common"), "{err}");
+}
+
+/// A flip helm cannot render is one CS900 finding naming the value set, and the other value
+/// sets are still linted.
+#[test]
+fn a_flip_helm_cannot_render_is_reported_once_and_the_matrix_goes_on() {
+    let Some(helm) = tool("helm") else { return };
+    let chart = "fixtures/lint/values-matrix/exporter";
+    let (code, out, err) = run(chartseq()
+        .args([
+            "lint",
+            chart,
+            "--values-matrix",
+            "--format",
+            "concise",
+            "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        out,
+        format!(
+            "{chart}/charts/exporter/templates/secret.yaml:6:15: CS900 [error] helm cannot render the chart: execution error at (app/charts/exporter/templates/secret.yaml:6:15): exporter.password is required when the exporter is enabled (only with: subchart `exporter` enabled)\n"
+        )
+    );
+    assert!(
+        err.contains("values matrix of chart app: 3 renderings: default values; subchart `exporter` enabled (--set exporter.enabled=true); subchart `cache` disabled (--set cache.enabled=false)"),
+        "{err}"
+    );
+}

@@ -482,7 +482,7 @@ fn a_missing_path_is_named_as_missing() {
     let (code, _, err) = run(chartseq().args(["migrate", "no/such/chart", "--from", "argo"]));
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("no/such/chart: no such file or directory"),
+        err.contains("chartseq: error: no/such/chart: no such path"),
         "{err}"
     );
 }

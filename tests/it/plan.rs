@@ -201,7 +201,7 @@ fn tool_failures_exit_two() {
     let (code, _, err) = run(chartseq().args(["plan", "fixtures/does-not-exist.yaml"]));
     assert_eq!(code, 2);
     assert!(
-        err.contains("cannot read fixtures/does-not-exist.yaml"),
+        err.contains("fixtures/does-not-exist.yaml: no such path"),
         "{err}"
     );
     let (code, _, err) = run(chartseq().args([
