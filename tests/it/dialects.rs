@@ -573,19 +573,41 @@ fn draft_order_is_layers_and_weights_per_chart_level() {
     assert_eq!(borrowed(&steps_of(&json)), expected);
 }
 
+/// A layer or subchart named but not there is passed over (the draft's reviewers: such a
+/// resource is deployed without waiting; HIP-0025 deploys it too): the plan is made, exit 0,
+/// with the warning on standard error, while lint keeps its CS603 finding. A cycle is refused.
 #[test]
-fn draft_refuses_references_to_nothing_and_cycles() {
+fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
+    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+        let (code, out, err) = dialect_run("draft/reference", "draft", args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(!out.is_empty(), "{args:?}");
+        assert!(err.contains("warning[CS603]"), "{args:?}: {err}");
+    }
+    let (_, json, _) = dialect_run("draft/reference", "draft", &["plan", "--format", "json"]);
+    // The layer waits for nothing: it is the first (only) group.
+    assert_eq!(
+        borrowed(&steps_of(&json)),
+        vec![("queue", vec!["ConfigMap/queue-processor"], vec![])]
+    );
+    let lint = run(chartseq().args(["lint", "fixtures/dialects/draft/reference.yaml"]));
+    assert_eq!(lint.0, 1, "{}", lint.2);
+    assert!(
+        lint.1.contains("error[CS603/dialect-reference-to-nothing]"),
+        "{}",
+        lint.1
+    );
     let (code, out, err) = dialect_run("draft/reference", "draft", &["plan"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(out.is_empty(), "{out}");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Batch 1: queue"), "{out}");
     assert!(
         err.contains("helm.sh/depends-on/layers: `another-layer` names no layer of this chart")
-            && err.contains("reference.yaml:13:32 (from app/templates/queue.yaml)"),
+            && err.contains("reference.yaml:15:32 (from app/templates/queue.yaml)"),
         "{err}"
     );
     assert!(
         err.contains("helm.sh/depends-on/charts: `cache` names no enabled subchart")
-            && err.contains("reference.yaml:14:32"),
+            && err.contains("reference.yaml:16:32"),
         "{err}"
     );
     let (code, out, err) = dialect_run("draft/cycle", "draft", &["template"]);
