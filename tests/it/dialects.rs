@@ -475,34 +475,88 @@ fn kots_order_is_phases_then_kots_kind_order_across_the_release() {
             vec![],
         ),
         // "invalid" is phase 0; kinds KOTS lists first, the custom resource last.
+        // KOTS waits for the `wait-for-ready` StatefulSet before it applies the next object:
+        // the phase is split after it.
         (
             "phase=0",
             vec![
                 "ConfigMap/settings",
                 "Service/my-statefulset",
                 "StatefulSet/my-statefulset",
-                "MyResource/my-resource",
             ],
             vec![0],
         ),
-        // "01" is phase 1; the Helm hook is an ordinary manifest; the webhook configuration
-        // is a kind KOTS does not list.
         (
-            "phase=1",
-            vec![
-                "ConfigMap/config",
-                "Job/migrate",
-                "MyResource/ready",
-                "ValidatingWebhookConfiguration/validate",
-            ],
+            "phase=0 after StatefulSet/my-statefulset",
+            vec!["MyResource/my-resource"],
             vec![1],
         ),
-        ("phase=2", vec!["Deployment/api"], vec![2]),
+        // "01" is phase 1; the Helm hook is an ordinary manifest; the webhook configuration
+        // is a kind KOTS does not list, applied after the waited custom resource.
+        (
+            "phase=1",
+            vec!["ConfigMap/config", "Job/migrate", "MyResource/ready"],
+            vec![2],
+        ),
+        (
+            "phase=1 after MyResource/ready",
+            vec!["ValidatingWebhookConfiguration/validate"],
+            vec![3],
+        ),
+        ("phase=2", vec!["Deployment/api"], vec![4]),
     ];
     assert_eq!(borrowed(&steps), expected);
     let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
     assert_eq!(parsed["crds"], serde_json::json!([]));
     assert_eq!(parsed["hooks"], serde_json::json!([]));
+}
+
+/// KOTS applies one object at a time and, right after a `wait-for-ready` object, waits for it
+/// before the next (`ensureResourcesPresent`): the objects sorted before it in its phase go
+/// first, unwaited; the rest of the phase, the migration Job included, waits for it.
+#[test]
+fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["plan", "--format", "dot"],
+        &["plan", "--format", "mermaid"],
+        &["template"],
+    ] {
+        let (code, out, err) = dialect_run("kots/wait-for-ready", "kots", args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            out.contains("phase=0 after StatefulSet/postgres"),
+            "{args:?}: {out}"
+        );
+    }
+    let (_, json, _) = dialect_run("kots/wait-for-ready", "kots", &["plan", "--format", "json"]);
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        // KOTS's kind order puts the Deployment before the StatefulSet: it goes unwaited.
+        (
+            "phase=0",
+            vec![
+                "Secret/postgres",
+                "Service/postgres",
+                "Deployment/api",
+                "StatefulSet/postgres",
+            ],
+            vec![],
+        ),
+        (
+            "phase=0 after StatefulSet/postgres",
+            vec!["StatefulSet/cache"],
+            vec![0],
+        ),
+        // Two waited objects in one phase: a split after each; the Job waits for both.
+        (
+            "phase=0 after StatefulSet/cache",
+            vec!["Job/migrate"],
+            vec![1],
+        ),
+        ("phase=1", vec!["ConfigMap/late"], vec![2]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
 }
 
 #[test]
