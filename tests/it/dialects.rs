@@ -5,7 +5,7 @@ use crate::{chartseq, run, snapshot_settings};
 
 /// Argo CD fixtures: the documented sync-waves and Helm-hooks examples, and one chart with a
 /// subchart that exercises the fallbacks and the Namespace/CRD adjustment.
-const ARGO: [&str; 3] = ["sync-waves", "helm-hooks", "subcharts"];
+const ARGO: [&str; 4] = ["sync-waves", "helm-hooks", "subcharts", "generate-name"];
 
 fn argo(name: &str, args: &[&str]) -> String {
     let stream = format!("fixtures/dialects/argo/{name}.yaml");
@@ -43,6 +43,63 @@ fn argo_plans_in_every_format_and_template() {
             insta::assert_snapshot!(format!("dialect_argo_template_{name}"), template);
         });
     }
+}
+
+/// Argo CD's documented hooks are named by `generateName`; Argo CD names each when it creates
+/// it, on every sync (`getSyncTasks`). They are planned as hooks, identified by kind,
+/// `generateName` and template, sorted by `generateName`; an object without a name that is no
+/// hook is refused, as Argo CD's dry run refuses it, and Helm's order refuses them all.
+#[test]
+fn argo_plans_hooks_named_by_generate_name() {
+    let json = argo("generate-name", &["plan", "--format", "json"]);
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("PreSync:wave=0", vec!["Job/", "Job/"], vec![]),
+        ("Sync:wave=0", vec!["Deployment/app"], vec![0]),
+        ("PostSync:wave=0", vec!["Job/", "Job/", "Job/"], vec![1]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+    let generated: Vec<(&str, &str)> = parsed["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .flat_map(|s| s["resources"].as_array().expect("resources"))
+        .filter(|r| r["name"].is_null())
+        .map(|r| {
+            assert!(r.get("error").is_none(), "{r}");
+            (
+                r["generateName"].as_str().expect("generateName"),
+                r["source"].as_str().expect("source"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        generated,
+        [
+            ("schema-migrate-", "app/templates/migrate.yaml"),
+            ("schema-migrate-", "app/templates/twice.yaml"),
+            ("app-slack-notification-", "app/templates/slack.yaml"),
+            ("integration-test-", "app/templates/test.yaml"),
+            ("schema-migrate-", "app/templates/twice.yaml"),
+        ]
+    );
+    let text = argo("generate-name", &["plan"]);
+    assert!(
+        text.contains("PreSync:wave=0: Job/schema-migrate-* (from app/templates/migrate.yaml)"),
+        "{text}"
+    );
+    // Not a hook: refused, naming what is missing.
+    let (code, _, err) = dialect_run("argo/generate-name-plain", "argo", &["plan"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the ConfigMap has no `metadata.name`, only `metadata.generateName`")
+            && !err.contains("the Job has no"),
+        "{err}"
+    );
+    // Helm cannot install any of them.
+    let (code, _, err) = dialect_run("argo/generate-name", "hip", &["plan"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("the Job has no `metadata.name`"), "{err}");
 }
 
 /// The order itself, stated apart from the snapshots.
