@@ -733,6 +733,96 @@ fn kots_waits_only_where_annotated_and_for_every_property() {
     assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
 }
 
+/// Argo CD hooks named by `generateName` (Argo CD's documented form): each run creates a new
+/// object (POST, the server names it; never a patch), in the hook's phase, waited for until it
+/// completes; `HookSucceeded` deletes it once the run succeeded, while a hook without a policy
+/// stays (its `BeforeHookCreation` has no earlier object of that name to delete).
+#[test]
+fn argo_creates_hooks_named_by_generate_name_on_every_run() {
+    let env = start("resources:\n- {kind: Deployment, name: app, readyAfterMs: 100}\n");
+    let generated = |prefix: &str, annotations: &str| {
+        job(prefix, annotations).replace(
+            &format!("  name: {prefix}\n"),
+            &format!("  generateName: {prefix}-\n"),
+        )
+    };
+    let path = env.stream(
+        "argo.yaml",
+        &stream(&[
+            (
+                "migrate.yaml",
+                generated("schema-migrate", "\n    argocd.argoproj.io/hook: PreSync"),
+            ),
+            (
+                "test.yaml",
+                generated(
+                    "integration-test",
+                    "\n    argocd.argoproj.io/hook: PostSync\n    argocd.argoproj.io/hook-delete-policy: HookSucceeded",
+                ),
+            ),
+            ("app.yaml", deployment("app", "")),
+        ]),
+    );
+    let run = || {
+        ok(env.run(&[
+            "apply",
+            &path,
+            "--release",
+            "shop",
+            "-n",
+            "default",
+            "--dialect",
+            "argo",
+            // Lint reports objects Helm cannot name (CS000); Argo CD's order creates them.
+            "--no-lint",
+        ]))
+    };
+    let out = run();
+    let created = |prefix: &str| -> Vec<(String, u64)> {
+        env.log()
+            .iter()
+            .filter(|e| e.verb == "apply" && e.kind == "Job" && e.name.starts_with(prefix))
+            .map(|e| (e.name.clone(), e.at_ms))
+            .collect()
+    };
+    let migrate = created("schema-migrate-");
+    assert_eq!(migrate.len(), 1, "{out}\n{:#?}", env.log());
+    let test = created("integration-test-");
+    assert_eq!(test.len(), 1, "{out}");
+    // PreSync completed before the Deployment; PostSync after it was healthy.
+    assert!(t(&env, "ready", "Job", &migrate[0].0) <= t(&env, "apply", "Deployment", "app"));
+    assert!(test[0].1 >= t(&env, "ready", "Deployment", "app"), "{out}");
+    // Created by POST, never patched.
+    let requests = env.requests();
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.kind.as_deref() == Some("Job"))
+            .all(|r| r.method != "PATCH"),
+        "{requests:#?}"
+    );
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.kind.as_deref() == Some("Job") && r.method == "POST")
+            .count(),
+        2
+    );
+    // HookSucceeded: deleted at the end of the run; no policy: kept.
+    assert!(env.at("delete", "Job", &test[0].0).is_some(), "{out}");
+    assert!(env.exists("Job", &migrate[0].0));
+    // A second run creates new objects.
+    run();
+    let again = created("schema-migrate-");
+    assert_eq!(again.len(), 2, "{again:?}");
+    assert_ne!(again[0].0, again[1].0);
+    assert!(env.exists("Job", &again[0].0) && env.exists("Job", &again[1].0));
+    // Uninstall deletes what the release recorded by name; the generated hooks, recorded by
+    // their prefix only, are left to their delete policy, and uninstall still succeeds.
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    assert!(!env.exists("Deployment", "app"));
+}
+
 /// KOTS applies one object at a time and waits right after a `wait-for-ready` object before
 /// the next one (`ensureResourcesPresent`): what its kind order puts before `db` in the phase
 /// goes out at once, what comes after it (the migration Job, a Deployment later in the input)
