@@ -656,11 +656,12 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     let hook = read_hook(&annotations);
     let argo = super::argo::Argo::read(&annotations);
     let group = kinds::api_group(api_version);
-    let werf = super::werf::Werf::read(
+    let mut werf = super::werf::Werf::read(
         &annotations,
         (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
             || (kind == "Namespace" && group.is_empty()),
     );
+    werf.auto = super::werf_auto::read(group, kind, namespace, &node, file);
     let kots = super::kots::Kots::read(&annotations, Some((text, base)));
     let draft = super::draft::Draft::read(&annotations);
     let mut redact = Vec::new();

@@ -13,6 +13,7 @@ pub mod kots;
 mod load;
 pub mod qualified;
 pub mod werf;
+pub mod werf_auto;
 
 use std::collections::BTreeMap;
 

@@ -192,7 +192,7 @@ fn argo_never_applies_hooks_without_a_sync_phase() {
 }
 
 /// werf fixtures: werf's own end-to-end chart with the nelm README's annotations.
-const WERF: [&str; 2] = ["complex", "dependencies"];
+const WERF: [&str; 3] = ["complex", "dependencies", "auto"];
 
 fn werf(name: &str, args: &[&str]) -> (i32, String, String) {
     let stream = format!("fixtures/dialects/werf/{name}.yaml");
@@ -383,6 +383,61 @@ fn werf_dependencies_are_edges_and_external_objects_are_kept() {
     assert_eq!(
         external["waits_for"],
         serde_json::json!({"apiVersion": "v1", "kind": "Secret", "namespace": "infra", "name": "db-creds"})
+    );
+}
+
+/// nelm's automatic dependencies (no annotation): inside a weight, what a resource refers to
+/// is applied before it — the config map a container reads, the service account it runs as and
+/// the binding that grants it, a binding's role and subjects, a scaled object's target — while
+/// the weights stay as they are. The listing is otherwise by kind and name.
+#[test]
+fn werf_automatic_dependencies_order_a_weight_as_nelm_does() {
+    let (code, json, err) = dialect_run("werf/auto", "werf", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    let steps = steps_of(&json);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let order = &steps[0].1;
+    let at = |name: &str| {
+        order
+            .iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("{name} in {order:?}"))
+    };
+    for (before, after) in [
+        ("ConfigMap/configmap-envs", "Deployment/backend"),
+        ("ServiceAccount/my-sa", "Deployment/worker"),
+        ("ClusterRoleBinding/my-crb", "Deployment/worker"),
+        ("ServiceAccount/my-sa", "ClusterRoleBinding/my-crb"),
+        ("ClusterRole/my-cr", "ClusterRoleBinding/my-crb"),
+        ("Deployment/worker", "ScaledObject/worker"),
+    ] {
+        assert!(at(before) < at(after), "{before} before {after}: {order:?}");
+    }
+    assert_eq!(
+        order,
+        &[
+            "ClusterRole/my-cr",
+            "ConfigMap/configmap-envs",
+            "Deployment/backend",
+            "Secret/optional-secret",
+            "Secret/zz-cache-env",
+            "Service/zz-cache",
+            "ServiceAccount/my-sa",
+            "ClusterRoleBinding/my-crb",
+            "Deployment/worker",
+            "ScaledObject/worker",
+            "StatefulSet/cache",
+        ]
+    );
+    // A target of a later weight: nelm's plan graph refuses the cycle, and so does the plan.
+    let (code, out, err) = dialect_run("werf/auto-cycle", "werf", &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(
+            "the werf order forms a cycle: Deployment/backend -> ConfigMap/configmap-envs -> Deployment/backend"
+        ) && err.contains("auto-cycle.yaml:26:19") && err.contains("auto-cycle.yaml:35:21"),
+        "{err}"
     );
 }
 

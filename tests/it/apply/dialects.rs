@@ -127,6 +127,47 @@ fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
     );
 }
 
+/// nelm applies what a workload refers to before it, in the same weight, with no annotation
+/// (its automatic dependencies): here the service account the Deployment runs as and the secret
+/// it reads, which a by-kind-and-name listing would put after it.
+#[test]
+fn werf_applies_what_a_workload_refers_to_first() {
+    let env = start("resources:\n- {kind: Deployment, name: app, readyAfterMs: 100}\n");
+    let app = deployment("app", "").replace(
+        "      containers: [{name: c, image: app:1}]\n",
+        "      serviceAccountName: runner\n      containers: [{name: c, image: app:1, env: [{name: A, valueFrom: {secretKeyRef: {name: token, key: a}}}]}]\n",
+    );
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[
+            ("app.yaml", app),
+            (
+                "sa.yaml",
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n".to_owned(),
+            ),
+            (
+                "token.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData: {a: b}\n"
+                    .to_owned(),
+            ),
+        ]),
+    );
+    let out = ok(apply(&env, &path, "werf"));
+    let app_at = t(&env, "apply", "Deployment", "app");
+    assert!(
+        t(&env, "apply", "ServiceAccount", "runner") <= app_at,
+        "{out}"
+    );
+    assert!(t(&env, "apply", "Secret", "token") <= app_at, "{out}");
+    assert!(
+        env.position("apply", "ServiceAccount", "runner")
+            < env.position("apply", "Deployment", "app"),
+        "{:#?}",
+        env.log()
+    );
+    assert!(env.position("apply", "Secret", "token") < env.position("apply", "Deployment", "app"));
+}
+
 #[test]
 fn werf_waits_for_a_job_to_complete_where_kstatus_would_count_it_started() {
     let env = start("resources:\n- {kind: Job, name: seed, readyAfterMs: 600}\n");
