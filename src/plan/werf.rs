@@ -446,6 +446,35 @@ fn plan_stage(
     ends
 }
 
+/// nelm's automatic dependencies among the resources of one stage: (dependent, target, where
+/// the reference is written), each target the first match in nelm's order.
+#[must_use]
+pub fn automatic_edges(model: &Model, stage: Stage) -> Vec<(DocId, DocId, Loc)> {
+    let placed: Vec<Placed> = (0..model.documents.len())
+        .filter_map(|doc| {
+            let r = model.resource(doc)?;
+            r.werf.stages.contains(&stage).then(|| {
+                let key = (
+                    r.id.kind.clone(),
+                    r.id.name.clone(),
+                    r.id.namespace.clone().unwrap_or_default(),
+                );
+                (stage, r.werf.weight, key, doc)
+            })
+        })
+        .collect();
+    let mut candidates: Vec<&Placed> = placed.iter().collect();
+    candidates.sort_by_cached_key(|p| match_order(model, p));
+    let index = Index::new(model, candidates.iter().map(|p| p.3).collect());
+    let mut out = Vec::new();
+    for p in &placed {
+        for (target, loc) in auto_targets(model, &index, &candidates, p.3) {
+            out.push((p.3, target.3, loc));
+        }
+    }
+    out
+}
+
 /// The first resource of the stage an automatic dependency names (nelm's
 /// `findDeployOpInStage`), never the dependent itself.
 fn first_auto<'p>(
