@@ -787,6 +787,37 @@ fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
     );
 }
 
+/// One rule for every dialect and HIP-0025: a reference the tool passes over is a warning on
+/// standard error and the plan is made (exit 0).
+#[test]
+fn a_reference_to_nothing_is_a_warning_in_every_dialect() {
+    for (path, dialect, warning) in [
+        ("draft/reference", "draft", "warning[CS603]"),
+        ("kapp/reference", "kapp", "warning[CS603]"),
+        ("werf/complex", "werf", "warning[CS603]"),
+    ] {
+        let (code, out, err) = dialect_run(path, dialect, &["plan"]);
+        assert_eq!(code, 0, "{path}: {err}");
+        assert!(!out.is_empty() && err.contains(warning), "{path}: {err}");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stream = dir.path().join("missing.yaml");
+    std::fs::write(
+        &stream,
+        "---\n# Source: app/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    helm.sh/resource-group: a\n    helm.sh/depends-on/resource-groups: '[\"nothing\"]'\n",
+    )
+    .expect("write");
+    let (code, out, err) = run(chartseq()
+        .args(["plan"])
+        .arg(&stream)
+        .args(["--dialect", "hip"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("ConfigMap/a") && err.contains("depends on `nothing`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn auto_picks_the_dialect_the_chart_carries() {
     for (path, dialect) in [
