@@ -134,18 +134,45 @@ pub(super) fn put(server: &Arc<Server>, t: &Target, name: &str, body: &[u8]) -> 
     respond(StatusCode::OK, &out)
 }
 
+/// Five lower-case letters and digits, different for every resource version.
+fn generated_suffix(rv: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut n = rv.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (0..5)
+        .map(|_| {
+            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize];
+            n /= ALPHABET.len() as u64;
+            char::from(c)
+        })
+        .collect()
+}
+
 pub(super) fn post(
     server: &Arc<Server>,
     t: &Target,
     body: &[u8],
     q: &BTreeMap<String, String>,
 ) -> Response<Body> {
-    let obj = match parse_body(body) {
+    let mut obj = match parse_body(body) {
         Ok(v) => v,
         Err(e) => return bad_request(&e),
     };
-    let Some(name) = obj["metadata"]["name"].as_str().map(str::to_owned) else {
-        return bad_request("metadata.name: Required value: name is required");
+    let name = match (
+        obj["metadata"]["name"].as_str().filter(|n| !n.is_empty()),
+        obj["metadata"]["generateName"]
+            .as_str()
+            .filter(|g| !g.is_empty()),
+    ) {
+        (Some(name), _) => name.to_owned(),
+        // The server names it: the prefix and five characters, as the API server does.
+        (None, Some(prefix)) => {
+            let name = format!("{prefix}{}", generated_suffix(server.lock().rv));
+            obj["metadata"]["name"] = json!(name);
+            name
+        }
+        (None, None) => {
+            return bad_request("metadata.name: Required value: name or generateName is required");
+        }
     };
     if server.lock().objects.contains_key(&key(t, &name)) {
         return status_error(

@@ -214,6 +214,9 @@ pub struct Runner {
     applied: Mutex<BTreeSet<usize>>,
     kinds: Mutex<BTreeMap<(String, String), Kind>>,
     report: Mutex<Report>,
+    /// Objects named only by `generateName` (Argo CD hooks) created so far: the item, and
+    /// the object the server made (its type, namespace and name).
+    generated: Mutex<Vec<(usize, Target)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -241,6 +244,7 @@ impl Runner {
             applied: Mutex::new(BTreeSet::new()),
             kinds: Mutex::new(BTreeMap::new()),
             report: Mutex::new(Report::default()),
+            generated: Mutex::new(Vec::new()),
         })
     }
 
@@ -364,6 +368,9 @@ impl Runner {
         if create_only && self.get_live(item, &kind, ns.as_deref()).await?.is_some() {
             return Ok(target);
         }
+        if is_generated(&item.object) {
+            return self.create_generated(record, index, target).await;
+        }
         lock(&self.applied).insert(index);
         let options = ApplyOptions {
             force: self.settings.force_conflicts,
@@ -380,6 +387,68 @@ impl Runner {
             })?;
         target.uid = applied["metadata"]["uid"].as_str().map(str::to_owned);
         Ok(target)
+    }
+
+    /// Creates an object named only by `generateName` (POST: the server names it, as Argo CD
+    /// creates such a hook anew on every sync); the target is the object created.
+    async fn create_generated(
+        &self,
+        record: &Record,
+        index: usize,
+        mut target: Target,
+    ) -> Result<Target, RunError> {
+        let item = &record.items[index];
+        lock(&self.applied).insert(index);
+        if self.settings.dry_run {
+            return Ok(target);
+        }
+        let object = Self::outgoing(record, index, target.namespace.as_deref());
+        let created = self
+            .cluster
+            .create(&target.kind, target.namespace.as_deref(), &object)
+            .await
+            .map_err(|error| RunError::Cluster {
+                resource: Some(self.label(item)),
+                error,
+            })?;
+        let Some(name) = created["metadata"]["name"].as_str() else {
+            return Err(RunError::Cluster {
+                resource: Some(self.label(item)),
+                error: ClusterError::other("the server named no object it created"),
+            });
+        };
+        name.clone_into(&mut target.name);
+        lock(&self.generated).push((index, target.clone()));
+        Ok(target)
+    }
+
+    /// After the steps: the Argo CD hooks named by `generateName` whose delete policy asks for
+    /// it are deleted — `HookSucceeded` when the run succeeded, `HookFailed` when it failed
+    /// (`argocd.argoproj.io/hook-delete-policy`, or Helm's `hook-succeeded`/`hook-failed`).
+    /// `BeforeHookCreation` has nothing to delete: each run creates a new object.
+    pub async fn delete_generated_hooks(&self, record: &Record, succeeded: bool) {
+        let created = std::mem::take(&mut *lock(&self.generated));
+        for (index, target) in created {
+            let policies = argo_delete_policies(&record.items[index].object);
+            let wanted = if succeeded {
+                "HookSucceeded"
+            } else {
+                "HookFailed"
+            };
+            if !policies.iter().any(|p| p == wanted) {
+                continue;
+            }
+            // Best effort: the outcome of the run is already decided.
+            let _ = self
+                .cluster
+                .delete(
+                    &target.kind,
+                    target.namespace.as_deref(),
+                    &target.name,
+                    None,
+                )
+                .await;
+        }
     }
 
     /// The object exactly as an apply sends it: with this release's ownership marks (except
@@ -830,8 +899,18 @@ impl Runner {
         Ok(())
     }
 
-    /// The plan as a DAG: a step starts when its direct prerequisites are ready.
+    /// The plan as a DAG: a step starts when its direct prerequisites are ready. Then, as
+    /// Argo CD does at the end of a sync, the hooks it created from `generateName` are deleted
+    /// as their policy asks for the outcome.
     pub async fn plan(self: &Arc<Self>, record: &Arc<Record>) -> Result<(), RunError> {
+        let result = self.run_steps(record).await;
+        if !matches!(result, Err(RunError::Interrupted)) {
+            self.delete_generated_hooks(record, result.is_ok()).await;
+        }
+        result
+    }
+
+    async fn run_steps(self: &Arc<Self>, record: &Arc<Record>) -> Result<(), RunError> {
         let n = record.steps.len();
         let mut done = vec![false; n];
         let mut started = vec![false; n];
@@ -1130,11 +1209,51 @@ struct Doomed {
     uid: Option<String>,
 }
 
+/// Whether an object is named only by `generateName`.
+fn is_generated(object: &Value) -> bool {
+    let meta = &object["metadata"];
+    meta["name"].as_str().is_none_or(str::is_empty)
+        && meta["generateName"].as_str().is_some_and(|g| !g.is_empty())
+}
+
+/// An Argo CD hook's delete policies as Argo CD reads them: `argocd.argoproj.io/hook-delete-policy`
+/// and Helm's `helm.sh/hook-delete-policy` mapped (`hook/delete_policy.go`), default
+/// `BeforeHookCreation`.
+fn argo_delete_policies(object: &Value) -> Vec<String> {
+    let annotations = &object["metadata"]["annotations"];
+    let mut policies: Vec<String> = Vec::new();
+    let split = |key: &str| -> Vec<String> {
+        annotations[key]
+            .as_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    policies.extend(split("argocd.argoproj.io/hook-delete-policy"));
+    for helm in split("helm.sh/hook-delete-policy") {
+        let argo = match helm.as_str() {
+            "before-hook-creation" => "BeforeHookCreation",
+            "hook-succeeded" => "HookSucceeded",
+            "hook-failed" => "HookFailed",
+            _ => continue,
+        };
+        policies.push(argo.to_owned());
+    }
+    if policies.is_empty() {
+        policies.push("BeforeHookCreation".to_owned());
+    }
+    policies
+}
+
 /// An Argo CD hook whose delete policy (`argocd.argoproj.io/hook-delete-policy`, default
-/// `BeforeHookCreation`) recreates it on every sync.
+/// `BeforeHookCreation`) recreates it on every sync. One named by `generateName` is new on
+/// every sync: nothing to delete.
 fn argo_recreates(object: &Value) -> bool {
     let annotations = &object["metadata"]["annotations"];
-    if annotations.get("argocd.argoproj.io/hook").is_none() {
+    if annotations.get("argocd.argoproj.io/hook").is_none() || is_generated(object) {
         return false;
     }
     annotations["argocd.argoproj.io/hook-delete-policy"]

@@ -213,13 +213,34 @@ pub fn check_record(record: &super::release::Record) -> Vec<String> {
             .source
             .as_deref()
             .map_or_else(|| "in the stream".to_owned(), |s| format!("from {s}"));
-        out.extend(check_object(
-            &item.api_version,
-            &item.kind,
-            item.namespace.as_deref(),
-            &item.name,
-            &place,
-        ));
+        // Named only by `generateName` (an Argo CD hook): the server appends five letters
+        // and digits, and checks the whole name.
+        let generated = item.object["metadata"]["name"].as_str().is_none();
+        let name = if generated {
+            Cow::Owned(format!("{}abcde", item.name))
+        } else {
+            Cow::Borrowed(item.name.as_str())
+        };
+        out.extend(
+            check_object(
+                &item.api_version,
+                &item.kind,
+                item.namespace.as_deref(),
+                &name,
+                &place,
+            )
+            .into_iter()
+            .map(|m| {
+                if generated {
+                    m.replace(
+                        &format!("{name:?}"),
+                        &format!("{:?} (generateName)", item.name),
+                    )
+                } else {
+                    m
+                }
+            }),
+        );
     }
     out
 }

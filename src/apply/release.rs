@@ -512,6 +512,15 @@ fn from_model(
     for (doc_id, doc) in model.documents.iter().enumerate() {
         let resource = match &doc.content {
             Content::Resource(r) => r,
+            // An Argo CD hook named only by `generateName`, in Argo CD's order: created under
+            // a name the server makes, on every run (the deployer POSTs it).
+            Content::NotAnObject {
+                generated: Some(r), ..
+            } if r.argo.is_hook
+                && plan.is_some_and(|p| p.dialect == crate::plan::Dialect::Argo) =>
+            {
+                r
+            }
             // Documents that are not objects were reported (and stop the deploy unless
             // --no-lint); they cannot be sent.
             Content::Empty | Content::Invalid { .. } | Content::NotAnObject { .. } => continue,

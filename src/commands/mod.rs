@@ -67,9 +67,27 @@ impl From<io::Error> for Failure {
 
 /// Reports documents that could not be read; returns whether there were any.
 fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> {
+    report_bad_documents_in(model, plan::Dialect::Hip, err)
+}
+
+/// [`report_bad_documents`] for a plan in `dialect`: in Argo CD's order a hook named only by
+/// `generateName` is no bad document, as Argo CD creates it.
+fn report_bad_documents_in(
+    model: &Model,
+    dialect: plan::Dialect,
+    err: &mut dyn Write,
+) -> io::Result<bool> {
     let mut any = false;
     for doc in &model.documents {
-        if let Content::Invalid { message, at } | Content::NotAnObject { message, at } =
+        if let Content::NotAnObject {
+            generated: Some(r), ..
+        } = &doc.content
+            && dialect == plan::Dialect::Argo
+            && r.argo.is_hook
+        {
+            continue;
+        }
+        if let Content::Invalid { message, at } | Content::NotAnObject { message, at, .. } =
             &doc.content
         {
             any = true;
@@ -137,7 +155,7 @@ fn load_and_plan(
     let dialect = dialect
         .resolve(&model)
         .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
-    let bad = report_bad_documents(&model, err)?;
+    let bad = report_bad_documents_in(&model, dialect, err)?;
     report_values_mismatch(&model, err)?;
     if dialect == plan::Dialect::Hip {
         report_outside_v3(&model, input, err)?;

@@ -299,7 +299,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     // Documents that could not be read are in no plan: said, not silently dropped.
     for (doc, d) in model.documents.iter().enumerate() {
         if let model::Content::Invalid { message, at }
-        | model::Content::NotAnObject { message, at } = &d.content
+        | model::Content::NotAnObject { message, at, .. } = &d.content
         {
             mapping.manual.push(Manual {
                 doc,

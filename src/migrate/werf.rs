@@ -13,7 +13,10 @@ use super::ordinal::{self, Entry};
 use super::{Lost, Manual, Mapping, Res};
 use crate::model::annotations::{HOOK, HOOK_WEIGHT};
 use crate::model::werf::{DEPLOY_ON, ExternalObject, Stage, WEIGHT};
-use crate::model::{DocId, Model, Placement, Resource};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::kinds::install_rank;
+use crate::model::{ChartId, DocId, Model, Placement, Resource};
 use crate::plan::Plan;
 
 /// `werf.io/deploy-on` events that are Helm hook events of the same name.
@@ -121,9 +124,117 @@ pub fn map(model: &Model, _plan: &Plan) -> Mapping {
                 });
         }
     }
-    ordinal::chain(model, &entries, "weight", &mut mapping);
+    automatic_dependencies(model, &entries, &mut mapping);
     manual_dependencies(model, &mut mapping);
     mapping
+}
+
+/// The weight chain of every level, with nelm's automatic dependencies carried over: inside a
+/// weight, Helm's kind order already applies most targets first (a `ConfigMap`, `Secret`,
+/// `ServiceAccount` or binding before a workload); a dependent whose target Helm would not apply
+/// first (a kind Helm orders later, or one it does not know) moves to a group after its
+/// weight's (`weight-0-deps`, then `weight-0-deps-2`, …), which waits for the targets. A target
+/// in another chart level is reached only when it is in a subchart (installed first); one in
+/// a parent or a sibling cannot be said in HIP-0025 and is reported lost.
+fn automatic_dependencies(model: &Model, entries: &[Entry], mapping: &mut Mapping) {
+    let edges = crate::plan::werf::automatic_edges(model, Stage::Install);
+    let weight_of: BTreeMap<DocId, Option<i64>> =
+        entries.iter().map(|e| (e.doc, e.ordinal)).collect();
+    let kind = |d: DocId| model.resource(d).map_or("", |r| r.id.kind.as_str());
+    // Edges Helm's kind order does not keep inside one group: dependent -> targets.
+    let mut uncovered: BTreeMap<DocId, Vec<DocId>> = BTreeMap::new();
+    for &(doc, target, _) in &edges {
+        let (Some(&w), Some(&tw)) = (weight_of.get(&doc), weight_of.get(&target)) else {
+            continue;
+        };
+        let (level, target_level) = (model.documents[doc].chart, model.documents[target].chart);
+        if level != target_level {
+            if !descends(model, target_level, level)
+                && let (Some(before), Some(after)) = (Res::of(model, target), Res::of(model, doc))
+            {
+                mapping.lost.push(Lost {
+                    before,
+                    after,
+                    reason: "an automatic werf dependency on a resource outside this chart and its subcharts: HIP-0025 groups do not reach across charts".to_owned(),
+                });
+            }
+            continue;
+        }
+        if w == tw && install_rank(kind(target)) >= install_rank(kind(doc)) {
+            uncovered.entry(doc).or_default().push(target);
+            mapping.constraints.push((target, doc));
+        }
+    }
+    let depth = depths(&uncovered);
+    let mut by_level: BTreeMap<ChartId, Vec<&Entry>> = BTreeMap::new();
+    for e in entries {
+        by_level
+            .entry(model.documents[e.doc].chart)
+            .or_default()
+            .push(e);
+    }
+    for (chart, level) in by_level {
+        let ordinals: BTreeSet<i64> = level.iter().filter_map(|e| e.ordinal).collect();
+        let first = ordinals.first().copied().unwrap_or_default();
+        let mut groups: Vec<(String, Vec<&Entry>)> = Vec::new();
+        for &o in &ordinals {
+            let mut layers: BTreeMap<usize, Vec<&Entry>> = BTreeMap::new();
+            for &e in level.iter().filter(|e| e.ordinal.unwrap_or(first) == o) {
+                layers
+                    .entry(depth.get(&e.doc).copied().unwrap_or(0))
+                    .or_default()
+                    .push(e);
+            }
+            for (layer, members) in layers {
+                let name = match layer {
+                    0 => ordinal::group_name("weight", o),
+                    1 => format!("{}-deps", ordinal::group_name("weight", o)),
+                    n => format!("{}-deps-{n}", ordinal::group_name("weight", o)),
+                };
+                groups.push((name, members));
+            }
+        }
+        if groups.len() >= 2 {
+            ordinal::assign(model, chart, &groups, true, mapping);
+        }
+    }
+}
+
+/// The depth of every dependent in its weight: its longest chain of edges kind order does not
+/// keep (relaxed until nothing changes; the plan has refused cycles, and the rounds are capped
+/// by the number of dependents all the same).
+fn depths(uncovered: &BTreeMap<DocId, Vec<DocId>>) -> BTreeMap<DocId, usize> {
+    let mut depth: BTreeMap<DocId, usize> = BTreeMap::new();
+    for _ in 0..=uncovered.len() {
+        let mut changed = false;
+        for (&doc, targets) in uncovered {
+            let d = targets
+                .iter()
+                .map(|t| depth.get(t).copied().unwrap_or(0) + 1)
+                .max()
+                .unwrap_or(0);
+            if depth.get(&doc).copied().unwrap_or(0) < d {
+                depth.insert(doc, d);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    depth
+}
+
+/// Whether `chart` is `ancestor` or one of its subcharts, at any depth.
+fn descends(model: &Model, chart: ChartId, ancestor: ChartId) -> bool {
+    let mut at = Some(chart);
+    while let Some(c) = at {
+        if c == ancestor {
+            return true;
+        }
+        at = model.charts[c].parent;
+    }
+    false
 }
 
 /// werf's manual dependencies as constraints for the proof: nelm ties each to the first

@@ -604,6 +604,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
                 node.describe()
             ),
             at: loc(node.span),
+            generated: None,
         };
     }
     let field = |key: &str| {
@@ -615,29 +616,40 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         return Content::NotAnObject {
             message: "the object has no `apiVersion`".into(),
             at: loc(node.span),
+            generated: None,
         };
     };
     let Some((kind_key, kind_node)) = node.entry("kind") else {
         return Content::NotAnObject {
             message: "the object has no `kind`".into(),
             at: loc(node.span),
+            generated: None,
         };
     };
     let Some(kind) = kind_node.as_str().filter(|s| !s.is_empty()) else {
         return Content::NotAnObject {
             message: "`kind` is not a string".into(),
             at: loc(kind_node.span),
+            generated: None,
         };
     };
     let metadata = node.get("metadata");
-    let Some(name) = metadata
+    let name = metadata
         .and_then(|m| m.get("name"))
         .and_then(Node::as_scalar)
-        .filter(|s| !s.is_empty())
-    else {
+        .filter(|s| !s.is_empty());
+    // Named only by `generateName`: read as an object all the same (Argo CD creates such
+    // hooks), kept apart from the resources every other reader sees.
+    let generate_name = metadata
+        .and_then(|m| m.get("generateName"))
+        .and_then(Node::as_str)
+        .filter(|s| !s.is_empty());
+    let generated = name.is_none();
+    let Some(name) = name.or(generate_name) else {
         return Content::NotAnObject {
             message: format!("the {kind} has no `metadata.name`"),
             at: loc(kind_key.span),
+            generated: None,
         };
     };
     let namespace = metadata
@@ -649,11 +661,12 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     let hook = read_hook(&annotations);
     let argo = super::argo::Argo::read(&annotations);
     let group = kinds::api_group(api_version);
-    let werf = super::werf::Werf::read(
+    let mut werf = super::werf::Werf::read(
         &annotations,
         (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
             || (kind == "Namespace" && group.is_empty()),
     );
+    werf.auto = super::werf_auto::read(group, kind, namespace, &node, file);
     let kots = super::kots::Kots::read(&annotations, Some((text, base)));
     let draft = super::draft::Draft::read(&annotations);
     let mut redact = Vec::new();
@@ -666,7 +679,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     }
     let mut facts = super::facts::read(kind, api_version, &node, file);
     facts.readiness = super::facts::readiness(&seq);
-    Content::Resource(Box::new(Resource {
+    let resource = Box::new(Resource {
         api_version: api_version.to_owned(),
         id: ResourceId {
             group: kinds::api_group(api_version).to_owned(),
@@ -692,7 +705,17 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         },
         kots,
         draft,
-    }))
+    });
+    if generated {
+        return Content::NotAnObject {
+            message: format!(
+                "the {kind} has no `metadata.name`, only `metadata.generateName` (Argo CD names such a hook when it creates it; Helm cannot install it)"
+            ),
+            at: loc(kind_key.span),
+            generated: Some(resource),
+        };
+    }
+    Content::Resource(resource)
 }
 
 fn read_hook(annotations: &[Annotation]) -> Option<Hook> {

@@ -13,6 +13,7 @@ pub mod kots;
 mod load;
 pub mod qualified;
 pub mod werf;
+pub mod werf_auto;
 
 use std::collections::BTreeMap;
 
@@ -131,10 +132,14 @@ pub enum Content {
         message: String,
         at: Loc,
     },
-    /// Valid YAML that is not a Kubernetes object.
+    /// Valid YAML that is not a Kubernetes object Helm can apply.
     NotAnObject {
         message: String,
         at: Loc,
+        /// An object named only by `metadata.generateName` (its `id.name` holds the prefix):
+        /// Helm and most tools refuse it, while Argo CD creates such a hook on every sync
+        /// under a new name. `None` for anything else.
+        generated: Option<Box<Resource>>,
     },
 }
 
@@ -227,6 +232,17 @@ impl Model {
     pub fn resource(&self, doc: DocId) -> Option<&Resource> {
         match &self.documents[doc].content {
             Content::Resource(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The object of a document named only by `metadata.generateName`, if it is one.
+    #[must_use]
+    pub fn generated(&self, doc: DocId) -> Option<&Resource> {
+        match &self.documents[doc].content {
+            Content::NotAnObject {
+                generated: Some(r), ..
+            } => Some(r),
             _ => None,
         }
     }

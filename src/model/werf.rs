@@ -105,6 +105,9 @@ pub struct Werf {
     pub external: Vec<ExternalDependency>,
     /// Values werf rejects.
     pub rejected: Vec<Rejected>,
+    /// nelm's automatic dependencies and what others need to find theirs (read from the
+    /// object, not its annotations: [`super::werf_auto`]).
+    pub auto: super::werf_auto::AutoRefs,
 }
 
 /// What a manual dependency waits for: the target's apply (`present`) or its readiness
@@ -679,6 +682,7 @@ impl Werf {
             dependencies,
             external,
             rejected,
+            auto: super::werf_auto::AutoRefs::default(),
         }
     }
 }

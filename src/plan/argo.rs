@@ -43,6 +43,11 @@ struct Task {
     wave: i64,
 }
 
+/// The object of a document: a resource, or a hook named only by `generateName`.
+fn object(model: &Model, doc: DocId) -> Option<&crate::model::Resource> {
+    model.resource(doc).or_else(|| model.generated(doc))
+}
+
 /// The step name of a (phase, wave): no spaces, so Helm's group markers stay readable.
 #[must_use]
 pub fn step_name(phase: Phase, wave: i64) -> String {
@@ -59,9 +64,19 @@ pub fn plan(model: &Model) -> Plan {
     let mut tasks = Vec::new();
     let mut not_objects = Vec::new();
     for (doc, d) in model.documents.iter().enumerate() {
-        match &d.content {
-            Content::Empty => plan.comments.push(doc),
-            Content::Resource(r) => {
+        // A hook named only by `generateName`: Argo CD creates it under a new name on every
+        // sync (`getSyncTasks`). Any other object without a name fails Argo's dry run, as it
+        // fails Helm.
+        let object = match &d.content {
+            Content::Resource(r) => Some(r),
+            Content::NotAnObject {
+                generated: Some(r), ..
+            } if r.argo.is_hook => Some(r),
+            _ => None,
+        };
+        match (&d.content, object) {
+            (Content::Empty, _) => plan.comments.push(doc),
+            (_, Some(r)) => {
                 let before = tasks.len();
                 tasks.extend(r.argo.install_phases().map(|phase| Task {
                     doc,
@@ -72,12 +87,12 @@ pub fn plan(model: &Model) -> Plan {
                     plan.not_installed.push(doc);
                 }
             }
-            Content::Invalid { .. } | Content::NotAnObject { .. } => not_objects.push(doc),
+            _ => not_objects.push(doc),
         }
     }
     // Go's sort is not stable; input order decides full ties here, deterministically.
     tasks.sort_by_cached_key(|t| {
-        let r = model.resource(t.doc).expect("tasks are resources");
+        let r = object(model, t.doc).expect("tasks are resources");
         (
             t.phase,
             t.wave,
@@ -90,20 +105,20 @@ pub fn plan(model: &Model) -> Plan {
         model,
         &mut tasks,
         |model, t| {
-            let r = model.resource(t.doc)?;
+            let r = object(model, t.doc)?;
             (r.id.kind == "Namespace" && r.id.group.is_empty()).then(|| r.id.name.clone())
         },
-        |model, t| model.resource(t.doc)?.id.namespace.clone(),
+        |model, t| object(model, t.doc)?.id.namespace.clone(),
     );
     adjust_deps(
         model,
         &mut tasks,
         |model, t| {
-            let crd = model.resource(t.doc)?.facts.crd.as_ref()?;
+            let crd = object(model, t.doc)?.facts.crd.as_ref()?;
             Some(format!("{}/{}", crd.group, crd.kind))
         },
         |model, t| {
-            let r = model.resource(t.doc)?;
+            let r = object(model, t.doc)?;
             Some(format!("{}/{}", r.id.group, r.id.kind))
         },
     );
@@ -111,7 +126,7 @@ pub fn plan(model: &Model) -> Plan {
     for task in tasks {
         // A Namespace or CRD pulled in front of a PreSync hook is applied before the hooks.
         let pulled = task.phase == Phase::PreSync
-            && model.resource(task.doc).is_some_and(|r| !r.argo.is_hook);
+            && object(model, task.doc).is_some_and(|r| !r.argo.is_hook);
         if pulled {
             plan.crds.push(task.doc);
             continue;
@@ -149,7 +164,7 @@ pub fn plan(model: &Model) -> Plan {
 /// Argo's waits between waves: hooks complete; other resources healthy, unless nothing
 /// follows them (the last wave without a hook) or the sync has one wave only.
 fn set_waits(model: &Model, plan: &mut Plan) {
-    let is_hook = |d: DocId| model.resource(d).is_some_and(|r| r.argo.is_hook);
+    let is_hook = |d: DocId| object(model, d).is_some_and(|r| r.argo.is_hook);
     let multi_step = plan.steps.len() > 1;
     let last = plan.steps.len().checked_sub(1);
     for (i, step) in plan.steps.iter().enumerate() {
@@ -176,8 +191,8 @@ fn set_waits(model: &Model, plan: &mut Plan) {
 pub fn analyze(model: &Model) -> (Plan, Vec<crate::plan::PlanIssue>) {
     let plan = plan(model);
     let mut issues = Vec::new();
-    for d in &model.documents {
-        let Content::Resource(r) = &d.content else {
+    for doc in 0..model.documents.len() {
+        let Some(r) = object(model, doc) else {
             continue;
         };
         for ignored in &r.argo.wave.ignored {

@@ -109,10 +109,6 @@ fn kapp_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     from_result(Dialect::Kapp, crate::plan::kapp::plan(model))
 }
 
-fn draft_analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
-    from_result(Dialect::Draft, crate::plan::draft::plan(model))
-}
-
 /// Every dialect but HIP-0025, in `--dialect` order.
 pub static DIALECTS: &[DialectEntry] = &[
     DialectEntry {
@@ -138,7 +134,7 @@ pub static DIALECTS: &[DialectEntry] = &[
     DialectEntry {
         dialect: Dialect::Draft,
         foreign: false,
-        analyze: Some(draft_analyze),
+        analyze: Some(crate::plan::draft::analyze),
     },
 ];
 

@@ -23,9 +23,28 @@ pub fn weight_group(weight: i64) -> String {
     format!("weight={weight}")
 }
 
-/// Plans the release in the draft's order, or every reason it cannot.
+/// Plans the release in the draft's order, or every reason it cannot (a value that names
+/// nothing readable, a cycle); references to nothing are passed over.
 pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    let (plan, issues) = analyze(model);
+    let fatal: Vec<PlanIssue> = issues
+        .into_iter()
+        .filter(|i| !matches!(i, PlanIssue::DialectReference { .. }))
+        .collect();
+    if fatal.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanError { issues: fatal })
+    }
+}
+
+/// The plan as far as it can be made, and every issue: values that name nothing readable and
+/// cycles (fatal), references to a layer or subchart that is not there (passed over; also in
+/// the plan's `issues`).
+#[must_use]
+pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     let mut issues = Vec::new();
+    let mut references = Vec::new();
     let mut sequencing: BTreeMap<DocId, Sequencing> = BTreeMap::new();
     let mut by_chart: BTreeMap<ChartId, Vec<DocId>> = BTreeMap::new();
     for doc in model.planned_documents() {
@@ -62,23 +81,25 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             }
             for layer in &draft.depends_on_layers {
                 if !layers.contains(layer.name.as_str()) {
-                    issues.push(reference(layer, "names no layer of this chart"));
+                    references.push(reference(layer, "names no layer of this chart"));
                 }
             }
             for sub in &draft.depends_on_charts {
                 if !is_subchart(model, chart, &sub.name) {
-                    issues.push(reference(sub, "names no enabled subchart of this chart"));
+                    references.push(reference(sub, "names no enabled subchart of this chart"));
                 }
             }
+            // Only the layers that are there are waited for.
+            let existing: Vec<&Reference> = draft
+                .depends_on_layers
+                .iter()
+                .filter(|n| layers.contains(n.name.as_str()))
+                .collect();
             let seq = if let Some(layer) = &draft.layer {
                 Sequencing {
                     group: Some(layer.clone()),
-                    depends_on: draft.depends_on_layers.first().map(|first| Spanned {
-                        value: Ok(draft
-                            .depends_on_layers
-                            .iter()
-                            .map(|n| n.name.clone())
-                            .collect()),
+                    depends_on: existing.first().map(|first| Spanned {
+                        value: Ok(existing.iter().map(|n| n.name.clone()).collect()),
                         loc: first.loc,
                     }),
                     ..Sequencing::default()
@@ -108,6 +129,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     };
     let (mut plan, found) = super::analyze_with(model, Some(from));
     plan.dialect = Dialect::Draft;
+    plan.issues.clone_from(&references);
     // Refusals of the draft's own first; then what its per-level plan finds (cycles as the
     // draft's, the rest as HIP-0025 reports them).
     if issues.is_empty() {
@@ -122,11 +144,8 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             });
         }
     }
-    if issues.is_empty() {
-        Ok(plan)
-    } else {
-        Err(PlanError { issues })
-    }
+    issues.extend(references);
+    (plan, issues)
 }
 
 fn reference(at: &Reference, reason: &str) -> PlanIssue {

@@ -6,9 +6,12 @@
 //! ascending; inside a phase by KOTS's kind order (Helm's install order without the webhook
 //! configurations), kinds it does not list after all of them, objects of one kind in input
 //! order (`groupAndSortResourcesForCreation`). It applies them one at a time and waits only
-//! after an object annotated with `kots.io/wait-for-ready` or `kots.io/wait-for-properties`:
-//! each phase is one step, after the phase before, its objects listed in the order KOTS applies
-//! them. Phases span the whole release. Helm hooks are ordinary manifests to KOTS; `crds/` is
+//! right after an object annotated with `kots.io/wait-for-ready` or
+//! `kots.io/wait-for-properties`, before it applies the next (`ensureResourcesPresent`,
+//! `pkg/operator/client/deploy.go`): each phase is one step, after the phase before, its
+//! objects listed in the order KOTS applies them, split after every waited object — the
+//! waited object ends its step (`phase=0`), and the rest of the phase is a step of its own
+//! (`phase=0 after StatefulSet/db`) that waits for it. Phases span the whole release. Helm hooks are ordinary manifests to KOTS; `crds/` is
 //! part of the order. A chart KOTS hands to Helm (`kots.io/v1beta2`, or `useHelmInstall: true`)
 //! is installed in Helm's order instead, where KOTS reads none of these annotations.
 //!
@@ -30,6 +33,17 @@ const KIND_ORDER: &[&str] = crate::model::kinds::INSTALL_ORDER
 #[must_use]
 pub fn step_name(phase: i64) -> String {
     format!("phase={phase}")
+}
+
+/// The step name of what KOTS applies in a phase after a waited object: `phase=0 after
+/// StatefulSet/db` (`StatefulSet/ns/db` when the object's namespace is written).
+#[must_use]
+pub fn after_name(phase: i64, waited: &crate::model::Resource) -> String {
+    let id = &waited.id;
+    match &id.namespace {
+        Some(ns) => format!("{} after {}/{ns}/{}", step_name(phase), id.kind, id.name),
+        None => format!("{} after {}/{}", step_name(phase), id.kind, id.name),
+    }
 }
 
 /// KOTS's place for a kind inside a phase. KOTS matches the kind alone (any API group). Kinds
@@ -78,13 +92,32 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     for (phase, mut docs) in phases {
         // Stable: one kind keeps input order.
         docs.sort_by_key(|&d| model.resource(d).map(|r| kind_key(&r.id.kind)));
-        let after = plan.steps.len().checked_sub(1).into_iter().collect();
-        plan.steps.push(Step {
-            chart: 0,
-            group: Some(step_name(phase)),
-            resources: docs,
-            after,
-        });
+        // KOTS waits right after applying a waited object, before the next one: the phase is
+        // split after each, and what follows waits for it.
+        let mut name = step_name(phase);
+        let mut segment = Vec::new();
+        for doc in docs {
+            segment.push(doc);
+            let Some(r) = model.resource(doc).filter(|r| r.kots.waits()) else {
+                continue;
+            };
+            let after = plan.steps.len().checked_sub(1).into_iter().collect();
+            plan.steps.push(Step {
+                chart: 0,
+                group: Some(std::mem::replace(&mut name, after_name(phase, r))),
+                resources: std::mem::take(&mut segment),
+                after,
+            });
+        }
+        if !segment.is_empty() {
+            let after = plan.steps.len().checked_sub(1).into_iter().collect();
+            plan.steps.push(Step {
+                chart: 0,
+                group: Some(name),
+                resources: segment,
+                after,
+            });
+        }
     }
     // Documents that are not objects: KOTS's apply would fail on them; listed last, as HIP
     // does.

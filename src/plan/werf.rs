@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 
 use crate::model::werf::{Dependency, Stage};
+use crate::model::werf_auto::AutoDependency;
 use crate::model::{Content, DocId, Model};
 use crate::plan::graph::{Cycle, DepGraph};
 use crate::plan::{Dialect, External, Plan, PlanError, PlanIssue, Step, Wait};
@@ -253,6 +254,7 @@ fn plan_stage(
     // The weight chain.
     let mut step_of: std::collections::HashMap<DocId, usize> = std::collections::HashMap::new();
     let mut chain_end: Option<usize> = None;
+    let mut chain: Vec<usize> = Vec::new();
     let mut j = 0;
     while j < stage_docs.len() && stage_docs[j].1.is_some() {
         let weight = stage_docs[j].1;
@@ -273,15 +275,50 @@ fn plan_stage(
             step_of.insert(doc, index);
         }
         chain_end = Some(index);
+        chain.push(index);
     }
     let floating: Vec<DocId> = stage_docs[j..].iter().map(|p| p.3).collect();
-    if floating.is_empty() {
-        return chain_end.into_iter().collect();
-    }
-    // Each floating resource's dependencies, resolved to their first match in the stage.
+    // Dependencies are resolved to their first match in the stage, in nelm's order.
     let mut candidates: Vec<&Placed> = stage_docs.iter().collect();
     candidates.sort_by_cached_key(|p| match_order(model, p));
     let index = Index::new(model, candidates.iter().map(|p| p.3).collect());
+    // nelm's automatic dependencies of weighted resources: within a weight the target is
+    // applied first; a target of an earlier weight is there already; one of a later weight
+    // is a cycle werf refuses; a floating target's step goes before the weight's step.
+    let mut floating_targets: Vec<(usize, DocId, DocId, Loc)> = Vec::new();
+    for &step in &chain {
+        let members = plan.steps[step].resources.clone();
+        let mut edges: Vec<(DocId, DocId, Loc)> = Vec::new();
+        for &doc in &members {
+            for (target, loc) in auto_targets(model, &index, &candidates, doc) {
+                match target.1 {
+                    None => floating_targets.push((step, doc, target.3, loc)),
+                    Some(_) => match step_of.get(&target.3) {
+                        Some(&s) if s == step => edges.push((doc, target.3, loc)),
+                        Some(&s) if s > step => issues.push(weight_cycle(model, doc, target, loc)),
+                        _ => {}
+                    },
+                }
+            }
+        }
+        if !edges.is_empty() {
+            match order_within(&members, &edges) {
+                Ok(order) => plan.steps[step].resources = order,
+                Err(cycle) => issues.push(PlanIssue::DialectCycle {
+                    dialect: Dialect::Werf,
+                    path: cycle
+                        .0
+                        .iter()
+                        .map(|&d| crate::plan::output::label(model, d))
+                        .collect(),
+                    edges: cycle.1,
+                }),
+            }
+        }
+    }
+    if floating.is_empty() {
+        return chain_end.into_iter().collect();
+    }
     let node = |doc: DocId| format!("{doc:012}");
     let mut graph: DepGraph<Loc> = DepGraph::new(floating.iter().map(|&d| node(d)));
     let mut targets: Vec<(DocId, Vec<DocId>)> = Vec::new();
@@ -290,6 +327,22 @@ fn plan_stage(
             continue;
         };
         let mut on = Vec::new();
+        // nelm's automatic dependencies: a `present` edge to the first match of the stage;
+        // one that matches nothing is passed over in silence, as nelm does.
+        for auto in &r.werf.auto.deps {
+            if let Some(target) = first_auto(model, &index, &candidates, auto, doc) {
+                on.push(target.3);
+                if target.1.is_none() {
+                    graph.depend(&node(doc), &node(target.3), auto.loc);
+                }
+            }
+        }
+        for auto in bindings_of(model, &index, &candidates, r, doc) {
+            on.push(auto.0.3);
+            if auto.0.1.is_none() {
+                graph.depend(&node(doc), &node(auto.0.3), auto.1);
+            }
+        }
         for dep in &r.werf.dependencies {
             match index.first(model, dep).map(|i| candidates[i]) {
                 Some(target) => {
@@ -356,11 +409,224 @@ fn plan_stage(
         step_of.insert(doc, index);
         floating_steps.push(index);
     }
+    // A weight waits for the floating resources its resources depend on, unless that floating
+    // resource waits for the weight (or a later one) itself: a cycle werf refuses.
+    for (step, doc, target, loc) in floating_targets {
+        let Some(&target_step) = step_of.get(&target) else {
+            continue;
+        };
+        if reaches(plan, target_step, step) {
+            issues.push(PlanIssue::DialectCycle {
+                dialect: Dialect::Werf,
+                path: vec![
+                    crate::plan::output::label(model, doc),
+                    crate::plan::output::label(model, target),
+                    crate::plan::output::label(model, doc),
+                ],
+                edges: vec![
+                    loc,
+                    model
+                        .resource(target)
+                        .and_then(|r| r.werf.dependencies.first())
+                        .map_or(loc, |d| d.loc),
+                ],
+            });
+            continue;
+        }
+        if !plan.steps[step].after.contains(&target_step) {
+            plan.steps[step].after.push(target_step);
+            plan.steps[step].after.sort_unstable();
+        }
+        waited.insert(target_step);
+    }
     let mut ends: Vec<usize> = chain_end.into_iter().collect();
     ends.extend(floating_steps.into_iter().filter(|s| !waited.contains(s)));
     ends.sort_unstable();
     ends.dedup();
     ends
+}
+
+/// nelm's automatic dependencies among the resources of one stage: (dependent, target, where
+/// the reference is written), each target the first match in nelm's order.
+#[must_use]
+pub fn automatic_edges(model: &Model, stage: Stage) -> Vec<(DocId, DocId, Loc)> {
+    let placed: Vec<Placed> = (0..model.documents.len())
+        .filter_map(|doc| {
+            let r = model.resource(doc)?;
+            r.werf.stages.contains(&stage).then(|| {
+                let key = (
+                    r.id.kind.clone(),
+                    r.id.name.clone(),
+                    r.id.namespace.clone().unwrap_or_default(),
+                );
+                (stage, r.werf.weight, key, doc)
+            })
+        })
+        .collect();
+    let mut candidates: Vec<&Placed> = placed.iter().collect();
+    candidates.sort_by_cached_key(|p| match_order(model, p));
+    let index = Index::new(model, candidates.iter().map(|p| p.3).collect());
+    let mut out = Vec::new();
+    for p in &placed {
+        for (target, loc) in auto_targets(model, &index, &candidates, p.3) {
+            out.push((p.3, target.3, loc));
+        }
+    }
+    out
+}
+
+/// The first resource of the stage an automatic dependency names (nelm's
+/// `findDeployOpInStage`), never the dependent itself.
+fn first_auto<'p>(
+    model: &Model,
+    index: &Index,
+    candidates: &[&'p Placed],
+    auto: &AutoDependency,
+    doc: DocId,
+) -> Option<&'p Placed> {
+    let dep = Dependency {
+        key: crate::model::annotations::Spanned {
+            value: String::new(),
+            loc: auto.loc,
+        },
+        loc: auto.loc,
+        state: crate::model::werf::DependencyState::Present,
+        target: auto.target.clone(),
+        from_external_key: false,
+    };
+    index
+        .first(model, &dep)
+        .map(|i| candidates[i])
+        .filter(|p| p.3 != doc)
+}
+
+/// The bindings of the stage whose `ServiceAccount` subjects name a Pod template's service
+/// account (nelm's `parseBindingDependenciesForWorkload`: every `RoleBinding` and
+/// `ClusterRoleBinding` of the release, whatever their namespace), each with where the service
+/// account is written.
+fn bindings_of<'p>(
+    model: &Model,
+    _index: &Index,
+    candidates: &[&'p Placed],
+    r: &crate::model::Resource,
+    doc: DocId,
+) -> Vec<(&'p Placed, Loc)> {
+    let Some((account, loc)) = &r.werf.auto.service_account else {
+        return Vec::new();
+    };
+    let mut out: Vec<(&Placed, Loc)> = Vec::new();
+    for &p in candidates {
+        let Some(b) = model.resource(p.3) else {
+            continue;
+        };
+        let binding = b.id.group == "rbac.authorization.k8s.io"
+            && matches!(b.id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
+        if p.3 != doc
+            && binding
+            && b.werf.auto.subjects.iter().any(|s| s == account)
+            && !out.iter().any(|(o, _)| o.3 == p.3)
+        {
+            out.push((p, *loc));
+        }
+    }
+    out
+}
+
+/// Every automatic dependency target of a document in the stage, with where it is written.
+fn auto_targets<'p>(
+    model: &Model,
+    index: &Index,
+    candidates: &[&'p Placed],
+    doc: DocId,
+) -> Vec<(&'p Placed, Loc)> {
+    let Some(r) = model.resource(doc) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(&Placed, Loc)> = r
+        .werf
+        .auto
+        .deps
+        .iter()
+        .filter_map(|a| Some((first_auto(model, index, candidates, a, doc)?, a.loc)))
+        .collect();
+    out.extend(bindings_of(model, index, candidates, r, doc));
+    out
+}
+
+/// A resource depending on one of a later weight: nelm's plan would have to apply the target
+/// both after and before the dependent, and refuses the cycle.
+fn weight_cycle(model: &Model, doc: DocId, target: &Placed, loc: Loc) -> PlanIssue {
+    let weight_loc = model
+        .resource(target.3)
+        .and_then(|r| r.werf.weight_loc)
+        .unwrap_or(loc);
+    PlanIssue::DialectCycle {
+        dialect: Dialect::Werf,
+        path: vec![
+            crate::plan::output::label(model, doc),
+            crate::plan::output::label(model, target.3),
+            crate::plan::output::label(model, doc),
+        ],
+        edges: vec![loc, weight_loc],
+    }
+}
+
+/// The members of a step in an order where every target comes before what depends on it,
+/// otherwise in their listed order; or a cycle (the documents in order and each edge).
+fn order_within(
+    members: &[DocId],
+    edges: &[(DocId, DocId, Loc)],
+) -> Result<Vec<DocId>, (Vec<DocId>, Vec<Loc>)> {
+    let mut placed: Vec<DocId> = Vec::with_capacity(members.len());
+    let mut left: Vec<DocId> = members.to_vec();
+    while !left.is_empty() {
+        let ready = left.iter().position(|&d| {
+            edges
+                .iter()
+                .filter(|e| e.0 == d)
+                .all(|e| !left.contains(&e.1))
+        });
+        let Some(i) = ready else {
+            // Follow the edges among what is left until a document repeats.
+            let mut path = vec![left[0]];
+            let mut locs = Vec::new();
+            while let Some(&last) = path.last() {
+                let Some(e) = edges.iter().find(|e| e.0 == last && left.contains(&e.1)) else {
+                    break;
+                };
+                locs.push(e.2);
+                if let Some(start) = path.iter().position(|&d| d == e.1) {
+                    path.push(e.1);
+                    let cut = start;
+                    return Err((path.split_off(cut), locs.split_off(cut)));
+                }
+                path.push(e.1);
+            }
+            return Err((path, locs));
+        };
+        placed.push(left.remove(i));
+    }
+    Ok(placed)
+}
+
+/// Whether step `from` waits, directly or not, for step `to`.
+fn reaches(plan: &Plan, from: usize, to: usize) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = vec![from];
+    while let Some(s) = stack.pop() {
+        if s == to {
+            return true;
+        }
+        if seen.insert(s) {
+            stack.extend(
+                plan.steps
+                    .get(s)
+                    .map(|st| st.after.clone())
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    false
 }
 
 /// A dependency that matches no resource of its stage: werf passes over it.

@@ -35,7 +35,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 *at,
                 "fix the template so that it renders valid YAML (`helm template` shows the output)",
             ),
-            Content::NotAnObject { message, at } => (
+            Content::NotAnObject { message, at, .. } => (
                 format!("the document cannot be installed: {}", lower_first(message)),
                 *at,
                 "every document needs `apiVersion`, `kind` and `metadata.name`",

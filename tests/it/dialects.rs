@@ -5,7 +5,7 @@ use crate::{chartseq, run, snapshot_settings};
 
 /// Argo CD fixtures: the documented sync-waves and Helm-hooks examples, and one chart with a
 /// subchart that exercises the fallbacks and the Namespace/CRD adjustment.
-const ARGO: [&str; 3] = ["sync-waves", "helm-hooks", "subcharts"];
+const ARGO: [&str; 4] = ["sync-waves", "helm-hooks", "subcharts", "generate-name"];
 
 fn argo(name: &str, args: &[&str]) -> String {
     let stream = format!("fixtures/dialects/argo/{name}.yaml");
@@ -43,6 +43,63 @@ fn argo_plans_in_every_format_and_template() {
             insta::assert_snapshot!(format!("dialect_argo_template_{name}"), template);
         });
     }
+}
+
+/// Argo CD's documented hooks are named by `generateName`; Argo CD names each when it creates
+/// it, on every sync (`getSyncTasks`). They are planned as hooks, identified by kind,
+/// `generateName` and template, sorted by `generateName`; an object without a name that is no
+/// hook is refused, as Argo CD's dry run refuses it, and Helm's order refuses them all.
+#[test]
+fn argo_plans_hooks_named_by_generate_name() {
+    let json = argo("generate-name", &["plan", "--format", "json"]);
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        ("PreSync:wave=0", vec!["Job/", "Job/"], vec![]),
+        ("Sync:wave=0", vec!["Deployment/app"], vec![0]),
+        ("PostSync:wave=0", vec!["Job/", "Job/", "Job/"], vec![1]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
+    let generated: Vec<(&str, &str)> = parsed["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .flat_map(|s| s["resources"].as_array().expect("resources"))
+        .filter(|r| r["name"].is_null())
+        .map(|r| {
+            assert!(r.get("error").is_none(), "{r}");
+            (
+                r["generateName"].as_str().expect("generateName"),
+                r["source"].as_str().expect("source"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        generated,
+        [
+            ("schema-migrate-", "app/templates/migrate.yaml"),
+            ("schema-migrate-", "app/templates/twice.yaml"),
+            ("app-slack-notification-", "app/templates/slack.yaml"),
+            ("integration-test-", "app/templates/test.yaml"),
+            ("schema-migrate-", "app/templates/twice.yaml"),
+        ]
+    );
+    let text = argo("generate-name", &["plan"]);
+    assert!(
+        text.contains("PreSync:wave=0: Job/schema-migrate-* (from app/templates/migrate.yaml)"),
+        "{text}"
+    );
+    // Not a hook: refused, naming what is missing.
+    let (code, _, err) = dialect_run("argo/generate-name-plain", "argo", &["plan"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("the ConfigMap has no `metadata.name`, only `metadata.generateName`")
+            && !err.contains("the Job has no"),
+        "{err}"
+    );
+    // Helm cannot install any of them.
+    let (code, _, err) = dialect_run("argo/generate-name", "hip", &["plan"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("the Job has no `metadata.name`"), "{err}");
 }
 
 /// The order itself, stated apart from the snapshots.
@@ -135,7 +192,7 @@ fn argo_never_applies_hooks_without_a_sync_phase() {
 }
 
 /// werf fixtures: werf's own end-to-end chart with the nelm README's annotations.
-const WERF: [&str; 2] = ["complex", "dependencies"];
+const WERF: [&str; 3] = ["complex", "dependencies", "auto"];
 
 fn werf(name: &str, args: &[&str]) -> (i32, String, String) {
     let stream = format!("fixtures/dialects/werf/{name}.yaml");
@@ -329,6 +386,61 @@ fn werf_dependencies_are_edges_and_external_objects_are_kept() {
     );
 }
 
+/// nelm's automatic dependencies (no annotation): inside a weight, what a resource refers to
+/// is applied before it — the config map a container reads, the service account it runs as and
+/// the binding that grants it, a binding's role and subjects, a scaled object's target — while
+/// the weights stay as they are. The listing is otherwise by kind and name.
+#[test]
+fn werf_automatic_dependencies_order_a_weight_as_nelm_does() {
+    let (code, json, err) = dialect_run("werf/auto", "werf", &["plan", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    let steps = steps_of(&json);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let order = &steps[0].1;
+    let at = |name: &str| {
+        order
+            .iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("{name} in {order:?}"))
+    };
+    for (before, after) in [
+        ("ConfigMap/configmap-envs", "Deployment/backend"),
+        ("ServiceAccount/my-sa", "Deployment/worker"),
+        ("ClusterRoleBinding/my-crb", "Deployment/worker"),
+        ("ServiceAccount/my-sa", "ClusterRoleBinding/my-crb"),
+        ("ClusterRole/my-cr", "ClusterRoleBinding/my-crb"),
+        ("Deployment/worker", "ScaledObject/worker"),
+    ] {
+        assert!(at(before) < at(after), "{before} before {after}: {order:?}");
+    }
+    assert_eq!(
+        order,
+        &[
+            "ClusterRole/my-cr",
+            "ConfigMap/configmap-envs",
+            "Deployment/backend",
+            "Secret/optional-secret",
+            "Secret/zz-cache-env",
+            "Service/zz-cache",
+            "ServiceAccount/my-sa",
+            "ClusterRoleBinding/my-crb",
+            "Deployment/worker",
+            "ScaledObject/worker",
+            "StatefulSet/cache",
+        ]
+    );
+    // A target of a later weight: nelm's plan graph refuses the cycle, and so does the plan.
+    let (code, out, err) = dialect_run("werf/auto-cycle", "werf", &["plan"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains(
+            "the werf order forms a cycle: Deployment/backend -> ConfigMap/configmap-envs -> Deployment/backend"
+        ) && err.contains("auto-cycle.yaml:26:19") && err.contains("auto-cycle.yaml:35:21"),
+        "{err}"
+    );
+}
+
 #[test]
 fn werf_refuses_a_cycle_of_dependencies_with_each_edge() {
     let (code, out, err) = werf("cycle", &["plan"]);
@@ -475,34 +587,88 @@ fn kots_order_is_phases_then_kots_kind_order_across_the_release() {
             vec![],
         ),
         // "invalid" is phase 0; kinds KOTS lists first, the custom resource last.
+        // KOTS waits for the `wait-for-ready` StatefulSet before it applies the next object:
+        // the phase is split after it.
         (
             "phase=0",
             vec![
                 "ConfigMap/settings",
                 "Service/my-statefulset",
                 "StatefulSet/my-statefulset",
-                "MyResource/my-resource",
             ],
             vec![0],
         ),
-        // "01" is phase 1; the Helm hook is an ordinary manifest; the webhook configuration
-        // is a kind KOTS does not list.
         (
-            "phase=1",
-            vec![
-                "ConfigMap/config",
-                "Job/migrate",
-                "MyResource/ready",
-                "ValidatingWebhookConfiguration/validate",
-            ],
+            "phase=0 after StatefulSet/my-statefulset",
+            vec!["MyResource/my-resource"],
             vec![1],
         ),
-        ("phase=2", vec!["Deployment/api"], vec![2]),
+        // "01" is phase 1; the Helm hook is an ordinary manifest; the webhook configuration
+        // is a kind KOTS does not list, applied after the waited custom resource.
+        (
+            "phase=1",
+            vec!["ConfigMap/config", "Job/migrate", "MyResource/ready"],
+            vec![2],
+        ),
+        (
+            "phase=1 after MyResource/ready",
+            vec!["ValidatingWebhookConfiguration/validate"],
+            vec![3],
+        ),
+        ("phase=2", vec!["Deployment/api"], vec![4]),
     ];
     assert_eq!(borrowed(&steps), expected);
     let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
     assert_eq!(parsed["crds"], serde_json::json!([]));
     assert_eq!(parsed["hooks"], serde_json::json!([]));
+}
+
+/// KOTS applies one object at a time and, right after a `wait-for-ready` object, waits for it
+/// before the next (`ensureResourcesPresent`): the objects sorted before it in its phase go
+/// first, unwaited; the rest of the phase, the migration Job included, waits for it.
+#[test]
+fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["plan", "--format", "dot"],
+        &["plan", "--format", "mermaid"],
+        &["template"],
+    ] {
+        let (code, out, err) = dialect_run("kots/wait-for-ready", "kots", args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            out.contains("phase=0 after StatefulSet/postgres"),
+            "{args:?}: {out}"
+        );
+    }
+    let (_, json, _) = dialect_run("kots/wait-for-ready", "kots", &["plan", "--format", "json"]);
+    let expected: Vec<(&str, Vec<&str>, Vec<u64>)> = vec![
+        // KOTS's kind order puts the Deployment before the StatefulSet: it goes unwaited.
+        (
+            "phase=0",
+            vec![
+                "Secret/postgres",
+                "Service/postgres",
+                "Deployment/api",
+                "StatefulSet/postgres",
+            ],
+            vec![],
+        ),
+        (
+            "phase=0 after StatefulSet/postgres",
+            vec!["StatefulSet/cache"],
+            vec![0],
+        ),
+        // Two waited objects in one phase: a split after each; the Job waits for both.
+        (
+            "phase=0 after StatefulSet/cache",
+            vec!["Job/migrate"],
+            vec![1],
+        ),
+        ("phase=1", vec!["ConfigMap/late"], vec![2]),
+    ];
+    assert_eq!(borrowed(&steps_of(&json)), expected);
 }
 
 #[test]
@@ -573,19 +739,41 @@ fn draft_order_is_layers_and_weights_per_chart_level() {
     assert_eq!(borrowed(&steps_of(&json)), expected);
 }
 
+/// A layer or subchart named but not there is passed over (the draft's reviewers: such a
+/// resource is deployed without waiting; HIP-0025 deploys it too): the plan is made, exit 0,
+/// with the warning on standard error, while lint keeps its CS603 finding. A cycle is refused.
 #[test]
-fn draft_refuses_references_to_nothing_and_cycles() {
+fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
+    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+        let (code, out, err) = dialect_run("draft/reference", "draft", args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(!out.is_empty(), "{args:?}");
+        assert!(err.contains("warning[CS603]"), "{args:?}: {err}");
+    }
+    let (_, json, _) = dialect_run("draft/reference", "draft", &["plan", "--format", "json"]);
+    // The layer waits for nothing: it is the first (only) group.
+    assert_eq!(
+        borrowed(&steps_of(&json)),
+        vec![("queue", vec!["ConfigMap/queue-processor"], vec![])]
+    );
+    let lint = run(chartseq().args(["lint", "fixtures/dialects/draft/reference.yaml"]));
+    assert_eq!(lint.0, 1, "{}", lint.2);
+    assert!(
+        lint.1.contains("error[CS603/dialect-reference-to-nothing]"),
+        "{}",
+        lint.1
+    );
     let (code, out, err) = dialect_run("draft/reference", "draft", &["plan"]);
-    assert_eq!(code, 1, "{err}");
-    assert!(out.is_empty(), "{out}");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Batch 1: queue"), "{out}");
     assert!(
         err.contains("helm.sh/depends-on/layers: `another-layer` names no layer of this chart")
-            && err.contains("reference.yaml:13:32 (from app/templates/queue.yaml)"),
+            && err.contains("reference.yaml:15:32 (from app/templates/queue.yaml)"),
         "{err}"
     );
     assert!(
         err.contains("helm.sh/depends-on/charts: `cache` names no enabled subchart")
-            && err.contains("reference.yaml:14:32"),
+            && err.contains("reference.yaml:16:32"),
         "{err}"
     );
     let (code, out, err) = dialect_run("draft/cycle", "draft", &["template"]);
@@ -595,6 +783,37 @@ fn draft_refuses_references_to_nothing_and_cycles() {
         err.contains("the draft HIP order forms a cycle: first -> second -> first")
             && err.contains("cycle.yaml:13:31 (from app/templates/a.yaml): first waits for second")
             && err.contains("cycle.yaml:22:31 (from app/templates/b.yaml): second waits for first"),
+        "{err}"
+    );
+}
+
+/// One rule for every dialect and HIP-0025: a reference the tool passes over is a warning on
+/// standard error and the plan is made (exit 0).
+#[test]
+fn a_reference_to_nothing_is_a_warning_in_every_dialect() {
+    for (path, dialect, warning) in [
+        ("draft/reference", "draft", "warning[CS603]"),
+        ("kapp/reference", "kapp", "warning[CS603]"),
+        ("werf/complex", "werf", "warning[CS603]"),
+    ] {
+        let (code, out, err) = dialect_run(path, dialect, &["plan"]);
+        assert_eq!(code, 0, "{path}: {err}");
+        assert!(!out.is_empty() && err.contains(warning), "{path}: {err}");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stream = dir.path().join("missing.yaml");
+    std::fs::write(
+        &stream,
+        "---\n# Source: app/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    helm.sh/resource-group: a\n    helm.sh/depends-on/resource-groups: '[\"nothing\"]'\n",
+    )
+    .expect("write");
+    let (code, out, err) = run(chartseq()
+        .args(["plan"])
+        .arg(&stream)
+        .args(["--dialect", "hip"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("ConfigMap/a") && err.contains("depends on `nothing`"),
         "{err}"
     );
 }

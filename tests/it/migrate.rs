@@ -106,6 +106,40 @@ fn argo_operators_installer_keeps_every_wave() {
     });
 }
 
+/// nelm's automatic dependencies carried into HIP-0025: Helm's kind order already applies the
+/// config map and the service account before the Deployment inside one group; the resource claim,
+/// a kind Helm does not order, needs the Deployment in a group after it.
+#[test]
+fn werf_automatic_dependencies_become_groups_where_kind_order_does_not_keep_them() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/werf/auto");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(
+        report.contains("auto: weight-n1 -> weight-0 -> weight-0-deps"),
+        "{report}"
+    );
+    assert!(report.contains("lost: 0"), "{report}");
+    let deployment = diff
+        .split("kind: Deployment")
+        .nth(1)
+        .expect("the Deployment is edited");
+    assert!(
+        deployment.contains("helm.sh/resource-group: \"weight-0-deps\"")
+            && deployment.contains("helm.sh/depends-on/resource-groups: '[\"weight-0\"]'"),
+        "{diff}"
+    );
+    let claim = diff
+        .split("kind: ResourceClaim")
+        .nth(1)
+        .and_then(|rest| rest.split("kind: Deployment").next())
+        .expect("the ResourceClaim is edited");
+    assert!(
+        claim.contains("helm.sh/resource-group: \"weight-0\""),
+        "{diff}"
+    );
+}
+
 #[test]
 fn werf_e2e_chart_reports_what_hip_cannot_say() {
     let Some(helm) = tool("helm") else { return };

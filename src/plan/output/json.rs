@@ -22,6 +22,27 @@ pub(crate) fn resource_json(model: &Model, doc: DocId) -> Value {
         Content::Empty => {
             json!({"apiVersion": null, "kind": null, "namespace": null, "name": null, "source": d.source_path, "empty": true})
         }
+        // Named only by `generateName` (an Argo CD hook): no name until it is created.
+        Content::NotAnObject {
+            generated: Some(r),
+            message,
+            ..
+        } => {
+            let mut v = json!({
+                "apiVersion": r.api_version,
+                "kind": r.id.kind,
+                "namespace": r.id.namespace,
+                "name": null,
+                "generateName": r.id.name,
+                "source": d.source_path,
+                "template": d.template.map(|f| &model.sources.get(f).name),
+            });
+            // Only Argo CD creates a hook of this kind; for every other reader it is an error.
+            if !r.argo.is_hook {
+                v["error"] = json!(message);
+            }
+            v
+        }
         Content::Invalid { message, .. } | Content::NotAnObject { message, .. } => json!({
             "apiVersion": null, "kind": null, "namespace": null, "name": null, "source": d.source_path, "error": message,
         }),

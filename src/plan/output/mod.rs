@@ -101,7 +101,9 @@ pub fn hooks_as_resources(model: &Model, plan: &Plan) -> Vec<DocId> {
         .collect()
 }
 
-/// `Kind/name` of a document, or what it is and where it came from when it is not an object.
+/// `Kind/name` of a document (`Kind/prefix* (from <template>)` for one named only by
+/// `generateName`, which has no identity but its place), or what it is and where it came from
+/// when it is not an object.
 #[must_use]
 pub fn label(model: &Model, doc: DocId) -> String {
     let d = &model.documents[doc];
@@ -110,6 +112,12 @@ pub fn label(model: &Model, doc: DocId) -> String {
         Content::Resource(r) => format!("{}/{}", r.id.kind, r.id.name),
         Content::Empty => format!("(empty document from {from})"),
         Content::Invalid { .. } => format!("(invalid document from {from})"),
+        Content::NotAnObject {
+            generated: Some(r), ..
+        } => match &d.source_path {
+            Some(path) => format!("{}/{}* (from {path})", r.id.kind, r.id.name),
+            None => format!("{}/{}*", r.id.kind, r.id.name),
+        },
         Content::NotAnObject { .. } => format!("(non-object document from {from})"),
     }
 }

@@ -127,6 +127,47 @@ fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
     );
 }
 
+/// nelm applies what a workload refers to before it, in the same weight, with no annotation
+/// (its automatic dependencies): here the service account the Deployment runs as and the secret
+/// it reads, which a by-kind-and-name listing would put after it.
+#[test]
+fn werf_applies_what_a_workload_refers_to_first() {
+    let env = start("resources:\n- {kind: Deployment, name: app, readyAfterMs: 100}\n");
+    let app = deployment("app", "").replace(
+        "      containers: [{name: c, image: app:1}]\n",
+        "      serviceAccountName: runner\n      containers: [{name: c, image: app:1, env: [{name: A, valueFrom: {secretKeyRef: {name: token, key: a}}}]}]\n",
+    );
+    let path = env.stream(
+        "werf.yaml",
+        &stream(&[
+            ("app.yaml", app),
+            (
+                "sa.yaml",
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n".to_owned(),
+            ),
+            (
+                "token.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData: {a: b}\n"
+                    .to_owned(),
+            ),
+        ]),
+    );
+    let out = ok(apply(&env, &path, "werf"));
+    let app_at = t(&env, "apply", "Deployment", "app");
+    assert!(
+        t(&env, "apply", "ServiceAccount", "runner") <= app_at,
+        "{out}"
+    );
+    assert!(t(&env, "apply", "Secret", "token") <= app_at, "{out}");
+    assert!(
+        env.position("apply", "ServiceAccount", "runner")
+            < env.position("apply", "Deployment", "app"),
+        "{:#?}",
+        env.log()
+    );
+    assert!(env.position("apply", "Secret", "token") < env.position("apply", "Deployment", "app"));
+}
+
 #[test]
 fn werf_waits_for_a_job_to_complete_where_kstatus_would_count_it_started() {
     let env = start("resources:\n- {kind: Job, name: seed, readyAfterMs: 600}\n");
@@ -731,6 +772,128 @@ fn kots_waits_only_where_annotated_and_for_every_property() {
     assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Deployment", "db"));
     assert!(env.at("ready", "Deployment", "never").is_none());
     assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
+}
+
+/// Argo CD hooks named by `generateName` (Argo CD's documented form): each run creates a new
+/// object (POST, the server names it; never a patch), in the hook's phase, waited for until it
+/// completes; `HookSucceeded` deletes it once the run succeeded, while a hook without a policy
+/// stays (its `BeforeHookCreation` has no earlier object of that name to delete).
+#[test]
+fn argo_creates_hooks_named_by_generate_name_on_every_run() {
+    let env = start("resources:\n- {kind: Deployment, name: app, readyAfterMs: 100}\n");
+    let generated = |prefix: &str, annotations: &str| {
+        job(prefix, annotations).replace(
+            &format!("  name: {prefix}\n"),
+            &format!("  generateName: {prefix}-\n"),
+        )
+    };
+    let path = env.stream(
+        "argo.yaml",
+        &stream(&[
+            (
+                "migrate.yaml",
+                generated("schema-migrate", "\n    argocd.argoproj.io/hook: PreSync"),
+            ),
+            (
+                "test.yaml",
+                generated(
+                    "integration-test",
+                    "\n    argocd.argoproj.io/hook: PostSync\n    argocd.argoproj.io/hook-delete-policy: HookSucceeded",
+                ),
+            ),
+            ("app.yaml", deployment("app", "")),
+        ]),
+    );
+    let run = || {
+        ok(env.run(&[
+            "apply",
+            &path,
+            "--release",
+            "shop",
+            "-n",
+            "default",
+            "--dialect",
+            "argo",
+            // Lint reports objects Helm cannot name (CS000); Argo CD's order creates them.
+            "--no-lint",
+        ]))
+    };
+    let out = run();
+    let created = |prefix: &str| -> Vec<(String, u64)> {
+        env.log()
+            .iter()
+            .filter(|e| e.verb == "apply" && e.kind == "Job" && e.name.starts_with(prefix))
+            .map(|e| (e.name.clone(), e.at_ms))
+            .collect()
+    };
+    let migrate = created("schema-migrate-");
+    assert_eq!(migrate.len(), 1, "{out}\n{:#?}", env.log());
+    let test = created("integration-test-");
+    assert_eq!(test.len(), 1, "{out}");
+    // PreSync completed before the Deployment; PostSync after it was healthy.
+    assert!(t(&env, "ready", "Job", &migrate[0].0) <= t(&env, "apply", "Deployment", "app"));
+    assert!(test[0].1 >= t(&env, "ready", "Deployment", "app"), "{out}");
+    // Created by POST, never patched.
+    let requests = env.requests();
+    assert!(
+        requests
+            .iter()
+            .filter(|r| r.kind.as_deref() == Some("Job"))
+            .all(|r| r.method != "PATCH"),
+        "{requests:#?}"
+    );
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.kind.as_deref() == Some("Job") && r.method == "POST")
+            .count(),
+        2
+    );
+    // HookSucceeded: deleted at the end of the run; no policy: kept.
+    assert!(env.at("delete", "Job", &test[0].0).is_some(), "{out}");
+    assert!(env.exists("Job", &migrate[0].0));
+    // A second run creates new objects.
+    run();
+    let again = created("schema-migrate-");
+    assert_eq!(again.len(), 2, "{again:?}");
+    assert_ne!(again[0].0, again[1].0);
+    assert!(env.exists("Job", &again[0].0) && env.exists("Job", &again[1].0));
+    // Uninstall deletes what the release recorded by name; the generated hooks, recorded by
+    // their prefix only, are left to their delete policy, and uninstall still succeeds.
+    ok(env.run(&["uninstall", "shop", "-n", "default"]));
+    assert!(!env.exists("Deployment", "app"));
+}
+
+/// KOTS applies one object at a time and waits right after a `wait-for-ready` object before
+/// the next one (`ensureResourcesPresent`): what its kind order puts before `db` in the phase
+/// goes out at once, what comes after it (the migration Job, a Deployment later in the input)
+/// only once `db` is ready.
+#[test]
+fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
+    let env = start(
+        "resources:\n- {kind: Deployment, name: db, readyAfterMs: 600}\n- {kind: Job, name: migrate, readyAfterMs: 50}\n",
+    );
+    let path = env.stream(
+        "kots.yaml",
+        &stream(&[
+            ("migrate.yaml", job("migrate", "")),
+            (
+                "db.yaml",
+                deployment("db", "\n    kots.io/wait-for-ready: \"true\""),
+            ),
+            ("web.yaml", deployment("web", "")),
+            ("settings.yaml", config_map("settings", "")),
+        ]),
+    );
+    let out = ok(apply(&env, &path, "kots"));
+    let db_ready = t(&env, "ready", "Deployment", "db");
+    assert!(
+        t(&env, "apply", "ConfigMap", "settings") < db_ready,
+        "{out}"
+    );
+    assert!(t(&env, "apply", "Job", "migrate") >= db_ready, "{out}");
+    assert!(t(&env, "apply", "Deployment", "web") >= db_ready, "{out}");
+    assert!(out.contains("phase=0 after Deployment/db"), "{out}");
 }
 
 /// kapp: `app` waits for the change group of the slow `db`; `cache` is in no group and waits
