@@ -13,8 +13,15 @@ fi
 if [ -z "$bin" ]; then
   bin="$(command -v chartseq || true)"
 fi
+if [ -z "$bin" ] && [ -n "${HELM_PLUGIN_DIR:-}" ]; then
+  # helm before 3.18 runs no `platformHooks`: download the release binary on first use.
+  here="$(dirname "$0")"
+  target="$("$here/install-release.sh" --target 2>/dev/null || echo unsupported)"
+  "$here/plugin-install.sh" "$target" >&2 || exit 2
+  bin="$HELM_PLUGIN_DIR/bin/chartseq"
+fi
 if [ -z "$bin" ]; then
-  echo "helm chartseq: chartseq is not installed; run: cargo install --locked --path \"${HELM_PLUGIN_DIR:-.}\" --root \"${HELM_PLUGIN_DIR:-.}\"" >&2
+  echo "helm chartseq: chartseq is not installed; put it on PATH or name it in CHARTSEQ_BIN" >&2
   exit 2
 fi
 

@@ -21,7 +21,8 @@ use crate::source::values::ValueInputs;
 #[derive(Debug, Parser)]
 #[command(
     name = "chartseq",
-    version,
+    // The commit comes from build.rs (`unknown` when built outside a git checkout).
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("CHARTSEQ_COMMIT"), ")"),
     about = "Make Helm resource sequencing (HIP-0025) safe: lint, plan, template, judge readiness and apply sequenced charts"
 )]
 pub struct Cli {

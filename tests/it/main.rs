@@ -29,6 +29,7 @@ mod paths;
 mod plan;
 mod pty;
 mod readiness;
+mod release;
 mod secrets;
 
 use std::path::{Path, PathBuf};
