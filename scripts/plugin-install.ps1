@@ -2,6 +2,7 @@
 # scripts/plugin-install.sh elsewhere: downloads the release archive of the plugin's version for
 # TARGET, verifies it against the release's SHA256SUMS and puts chartseq.exe in
 # $env:HELM_PLUGIN_DIR\bin. When that is impossible it says what to do instead, once, and exits 1.
+# With CHARTSEQ_BIN naming a binary (which the plugin then runs) nothing is downloaded.
 #
 # usage: plugin-install.ps1 TARGET | plugin-install.ps1 unsupported
 param([Parameter(Mandatory = $true)][string]$Target)
@@ -17,6 +18,10 @@ function Todo([string]$why) {
   exit 1
 }
 
+if ($env:CHARTSEQ_BIN -and (Test-Path -PathType Leaf $env:CHARTSEQ_BIN)) {
+  [Console]::Error.WriteLine("helm chartseq: CHARTSEQ_BIN names $($env:CHARTSEQ_BIN), which the plugin runs; nothing downloaded")
+  exit 0
+}
 if ($Target -eq 'unsupported') { Todo "no chartseq release binary is built for this Windows architecture" }
 $base = $env:CHARTSEQ_RELEASE_URL
 if (-not $base) { $base = 'https://github.com/chartseq/chartseq/releases/download' }

@@ -4,7 +4,8 @@
 # archive of the plugin's version (plugin.yaml `version`) for TARGET, verifies it against the
 # release's SHA256SUMS and puts the binary at $HELM_PLUGIN_DIR/bin/chartseq
 # (scripts/install-release.sh; CHARTSEQ_RELEASE_URL overrides where releases are read from).
-# When that is impossible it says what to do instead, once, and exits non-zero.
+# When that is impossible it says what to do instead, once, and exits non-zero. With
+# CHARTSEQ_BIN naming a binary (which the plugin then runs) nothing is downloaded.
 #
 # usage: plugin-install.sh TARGET | plugin-install.sh unsupported
 set -euo pipefail
@@ -17,6 +18,10 @@ todo() {
 }
 
 target="${1:?usage: plugin-install.sh TARGET | unsupported}"
+if [ -n "${CHARTSEQ_BIN:-}" ] && [ -x "$CHARTSEQ_BIN" ]; then
+  echo "helm chartseq: CHARTSEQ_BIN names $CHARTSEQ_BIN, which the plugin runs; nothing downloaded" >&2
+  exit 0
+fi
 if [ "$target" = unsupported ]; then
   todo "no chartseq release binary is built for $(uname -s)/$(uname -m)"
 fi
