@@ -807,3 +807,105 @@ fn pre_commit_release_hook_runs_the_downloaded_binary() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("Passed"), "{out}");
 }
+
+/// The `.rs` files under `dir`, relative to the repository root.
+fn sources(dir: &Path, into: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            sources(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path.strip_prefix(root()).expect("under the root");
+            into.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+/// What `cargo install chartseq` builds from, and nothing the tests need: the package list
+/// (offline, from the lock file), the manifest's crates.io metadata, and `cargo binstall`'s
+/// archive names matching the release workflow's.
+#[test]
+fn crate_package_holds_the_sources_and_not_the_test_data() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let (code, out, err) = run(scrubbed(cargo).args([
+        "package",
+        "--list",
+        "--locked",
+        "--offline",
+        "--allow-dirty",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let listed: BTreeSet<&str> = out.lines().collect();
+    for needed in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "build.rs",
+        "build/commit.rs",
+        "README.md",
+        "CHANGELOG.md",
+        "LICENSE",
+        "src/main.rs",
+        "src/lib.rs",
+        "src/cli.rs",
+    ] {
+        assert!(listed.contains(needed), "the package lacks {needed}");
+    }
+    let outside: Vec<&&str> = listed
+        .iter()
+        .filter(|f| {
+            !f.starts_with("src/")
+                && ![
+                    "Cargo.toml",
+                    "Cargo.toml.orig",
+                    "Cargo.lock",
+                    ".cargo_vcs_info.json",
+                    "build.rs",
+                    "build/commit.rs",
+                    "README.md",
+                    "CHANGELOG.md",
+                    "LICENSE",
+                ]
+                .contains(f)
+        })
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "packaged beyond the sources: {outside:?}"
+    );
+    // Every source file is in it.
+    let mut all = Vec::new();
+    sources(&root().join("src"), &mut all);
+    for file in &all {
+        assert!(listed.contains(file.as_str()), "the package lacks {file}");
+    }
+
+    let manifest: toml::Table = read("Cargo.toml").parse().expect("Cargo.toml");
+    let package = &manifest["package"];
+    for key in [
+        "description",
+        "license",
+        "repository",
+        "readme",
+        "keywords",
+        "categories",
+        "rust-version",
+    ] {
+        assert!(package.get(key).is_some(), "Cargo.toml lacks package.{key}");
+    }
+    let binstall = &package["metadata"]["binstall"];
+    assert_eq!(
+        binstall["pkg-url"].as_str(),
+        Some(
+            "{ repo }/releases/download/v{ version }/{ name }-{ version }-{ target }{ archive-suffix }"
+        )
+    );
+    assert_eq!(
+        binstall["bin-dir"].as_str(),
+        Some("{ name }-{ version }-{ target }/{ bin }{ binary-ext }")
+    );
+    assert_eq!(binstall["pkg-fmt"].as_str(), Some("tgz"));
+    assert_eq!(
+        binstall["overrides"]["x86_64-pc-windows-msvc"]["pkg-fmt"].as_str(),
+        Some("zip")
+    );
+}
