@@ -909,3 +909,85 @@ fn crate_package_holds_the_sources_and_not_the_test_data() {
         Some("zip")
     );
 }
+
+/// The subcommands `chartseq --help` lists.
+fn subcommands() -> Vec<String> {
+    let (code, out, _) = run(chartseq().arg("--help"));
+    assert_eq!(code, 0);
+    out.split("Commands:\n")
+        .nth(1)
+        .expect("a command list")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn completions_cover_every_command_and_parse() {
+    let commands = subcommands();
+    assert!(commands.len() > 10, "{commands:?}");
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let (code, script, err) = run(chartseq().args(["completions", shell]));
+        assert_eq!(code, 0, "{shell}: {err}");
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "{shell} lacks {command}");
+        }
+        assert!(script.contains("--format"), "{shell} lacks lint's flags");
+    }
+    // bash reads the bash script without a syntax error, and completes a subcommand.
+    let (_, script, _) = run(chartseq().args(["completions", "bash"]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("chartseq.bash");
+    std::fs::write(&file, &script).expect("write");
+    let (code, out, err) = run(Command::new("bash").arg("-c").arg(format!(
+        "source '{}' && COMP_WORDS=(chartseq li) COMP_CWORD=1 && _chartseq chartseq li chartseq && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        file.display()
+    )));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().collect::<BTreeSet<_>>(),
+        ["lint", "list"].into_iter().collect(),
+        "{out}"
+    );
+    let (code, _, err) = run(chartseq().args(["completions", "tcsh"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values: bash"), "{err}");
+}
+
+#[test]
+fn man_pages_document_every_command() {
+    let (code, page, err) = run(chartseq().arg("man"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        page.contains(&format!(".TH chartseq 1  \"chartseq {VERSION} (")),
+        "{page}"
+    );
+    for command in subcommands() {
+        assert!(
+            page.contains(&format!("chartseq\\-{command}(1)")),
+            "chartseq(1) does not list {command}"
+        );
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out, err) = run(chartseq()
+        .args(["man", "--dir"])
+        .arg(dir.path().join("man")));
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    for command in subcommands() {
+        let file = dir.path().join(format!("man/chartseq-{command}.1"));
+        assert!(file.is_file(), "{}", file.display());
+    }
+    let lint = std::fs::read_to_string(dir.path().join("man/chartseq-lint.1")).expect("page");
+    assert!(lint.contains("\\-\\-fail\\-on"), "{lint}");
+    // groff formats it without a warning, where groff is installed.
+    if Command::new("groff").arg("--version").output().is_ok() {
+        let (code, text, err) = run(Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(dir.path().join("man/chartseq.1")));
+        assert_eq!(code, 0, "{text}{err}");
+        assert_eq!(err, "", "groff warns");
+    }
+}
