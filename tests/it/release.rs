@@ -186,6 +186,8 @@ fn release_workflow_builds_what_the_installers_download() {
         "scripts/release-notes.sh \"$VERSION\" > notes.md",
         "gh release create",
         "does not match Cargo.toml's version",
+        "docker/build-push-action@v6",
+        "subject-digest: ${{ steps.push.outputs.digest }}",
     ] {
         assert!(workflow.contains(needle), "release.yml lacks {needle}");
     }
@@ -989,5 +991,52 @@ fn man_pages_document_every_command() {
             .arg(dir.path().join("man/chartseq.1")));
         assert_eq!(code, 0, "{text}{err}");
         assert_eq!(err, "", "groff warns");
+    }
+}
+
+/// The container image's Dockerfile passes hadolint and builds what the README says: the
+/// static binary from the locked sources, the helm the tests use, a non-root user. (Building
+/// the image needs the base images from a registry, which the tests do not reach.)
+#[test]
+fn dockerfile_lints_clean_and_runs_as_non_root() {
+    let dockerfile = read("Dockerfile");
+    if let Some(hadolint) = tool("hadolint") {
+        let (code, out, err) = run(scrubbed(&hadolint).arg("Dockerfile"));
+        assert_eq!(code, 0, "hadolint: {out}{err}");
+        // It does flag a root image.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root_image = dir.path().join("Dockerfile");
+        std::fs::write(
+            &root_image,
+            "FROM alpine:3.22\nUSER root\nRUN apk add curl\n",
+        )
+        .expect("write");
+        let (code, _, _) = run(scrubbed(&hadolint).arg(&root_image));
+        assert_ne!(code, 0);
+    }
+    for needle in [
+        "cargo build --release --locked --bin chartseq",
+        "ARG CHARTSEQ_COMMIT=unknown",
+        "sha256sum -c",
+        "USER 10001",
+        "ENTRYPOINT [\"chartseq\"]",
+    ] {
+        assert!(dockerfile.contains(needle), "Dockerfile lacks {needle}");
+    }
+    // The helm the tests run (scripts/get-tools.sh) is the image's.
+    let tools = read("scripts/get-tools.sh");
+    let helm = versions_after(&dockerfile, "ARG HELM_VERSION=v");
+    assert_eq!(helm.len(), 1);
+    assert!(
+        tools.contains(&format!("helm v{}", helm[0])),
+        "Dockerfile's helm {helm:?}"
+    );
+    // The build context leaves out what the image must not depend on.
+    let ignored = read(".dockerignore");
+    for path in [".git", "target", ".tools"] {
+        assert!(
+            ignored.lines().any(|l| l == path),
+            ".dockerignore lacks {path}"
+        );
     }
 }
