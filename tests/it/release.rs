@@ -61,7 +61,8 @@ fn one_version_everywhere() {
     let (code, _, err) = run(Command::new(root().join("scripts/release-notes.sh")).arg("0.0.0"));
     assert_eq!(code, 1);
     assert!(err.contains("has no notes for 0.0.0"), "{err}");
-    // The README's pinned examples: the Action, pre-commit, the helm plugin.
+    // The README's pinned examples: downloads, the Action, pre-commit, the helm plugin, the
+    // container image.
     let readme = read("README.md");
     for prefix in [
         "chartseq/chartseq@v",
@@ -69,6 +70,7 @@ fn one_version_everywhere() {
         "--version v",
         "version: v",
         "releases/download/v",
+        "ghcr.io/chartseq/chartseq:",
     ] {
         let found = versions_after(&readme, prefix);
         assert!(!found.is_empty(), "README.md pins nothing with {prefix:?}");
