@@ -718,6 +718,23 @@ fn helm_plugin_install_downloads_the_release_binary() {
     let (_, out, _) =
         run(helm_home(&helm, home.path(), &server.url).args(["chartseq", "--version"]));
     assert!(out.starts_with(&format!("chartseq {VERSION} (")), "{out}");
+
+    // A helm that runs no `platformHooks` (before 3.18): the first run downloads the binary.
+    let old_helm = plugin_checkout();
+    let plugin_run = || {
+        let mut cmd = scrubbed(old_helm.path().join("scripts/helm-plugin.sh"));
+        cmd.env("HELM_PLUGIN_DIR", old_helm.path())
+            .env("CHARTSEQ_RELEASE_URL", &server.url);
+        cmd
+    };
+    let (code, out, err) = run(plugin_run().arg("--version"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("chartseq {VERSION} (")), "{out}");
+    assert!(err.contains("verified against SHA256SUMS"), "{err}");
+    let (code, out, err) = run(plugin_run().arg("--version"));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("chartseq {VERSION} (")), "{out}");
+    assert_eq!(err, "", "the second run downloads nothing");
 }
 
 #[test]
