@@ -37,7 +37,7 @@ case "${1:-}" in
       # The cache key follows the source actually built (a branch ref moves; `uses: ./` has
       # no ref at all).
       cd "$ACTION_PATH"
-      sum="$(find Cargo.toml Cargo.lock build.rs src -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
+      sum="$(find Cargo.toml Cargo.lock build.rs build src -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
       key="src-$sum"
     fi
     {

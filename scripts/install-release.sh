@@ -145,7 +145,14 @@ case "$archive" in
     if command -v unzip >/dev/null 2>&1; then
       unzip -q "$work/$archive" -d "$work/x"
     else
-      powershell -NoProfile -Command "Expand-Archive -LiteralPath '$work/$archive' -DestinationPath '$work/x'"
+      # Git Bash on Windows: PowerShell needs Windows paths.
+      from="$work/$archive"
+      to="$work/x"
+      if command -v cygpath >/dev/null 2>&1; then
+        from="$(cygpath -w "$from")"
+        to="$(cygpath -w "$to")"
+      fi
+      powershell -NoProfile -Command "Expand-Archive -LiteralPath '$from' -DestinationPath '$to'"
     fi
     ;;
   *) tar -xzf "$work/$archive" -C "$work/x" ;;
