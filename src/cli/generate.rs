@@ -36,3 +36,15 @@ pub fn man(dir: Option<&Path>, out: &mut dyn Write) -> Result<Outcome, Failure> 
     }
     Ok(Outcome::Clean)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// What completions and manual pages are generated from is consistent (clap's own checks:
+    /// no duplicate flags, valid defaults, …).
+    #[test]
+    fn clap_definitions_are_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}
