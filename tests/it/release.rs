@@ -1060,3 +1060,59 @@ fn dockerfile_lints_clean_and_runs_as_non_root() {
         );
     }
 }
+
+/// The README's install line, from a git repository at the release tag (a `file://` URL
+/// standing in for GitHub): helm 4 refuses a source it cannot verify without `--verify=false`,
+/// and with it the hook downloads the tag's release binary.
+#[test]
+fn helm_plugin_installs_from_a_git_tag_as_the_readme_says() {
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let readme = read("README.md");
+    let line = format!(
+        "helm plugin install https://github.com/chartseq/chartseq --version v{VERSION} --verify=false"
+    );
+    assert!(readme.contains(&line), "README.md lacks {line}");
+
+    let site = tempfile::tempdir().expect("tempdir");
+    fake_release(site.path(), VERSION, Some(&host_target()));
+    let server = Server::serve(site.path());
+    let checkout = plugin_checkout();
+    let repo = checkout.path().join("chartseq");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    std::fs::rename(
+        checkout.path().join("plugin.yaml"),
+        repo.join("plugin.yaml"),
+    )
+    .expect("mv");
+    std::fs::rename(checkout.path().join("scripts"), repo.join("scripts")).expect("mv");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "plugin"]);
+    git(&repo, &["tag", &format!("v{VERSION}")]);
+    let url = format!("file://{}", repo.display());
+    let home = tempfile::tempdir().expect("tempdir");
+    let install = |extra: &[&str]| {
+        run(helm_home(&helm, home.path(), &server.url)
+            .args([
+                "plugin",
+                "install",
+                &url,
+                "--version",
+                &format!("v{VERSION}"),
+            ])
+            .args(extra))
+    };
+    let (code, out, err) = install(&[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Use --verify=false"), "{err}");
+    let (code, out, err) = install(&["--verify=false"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let installed = home.path().join("data/plugins/chartseq/bin/chartseq");
+    assert!(installed.is_file(), "{out}{err}");
+    let (code, out, err) =
+        run(helm_home(&helm, home.path(), &server.url).args(["chartseq", "--version"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("chartseq {VERSION} (")), "{out}");
+}
