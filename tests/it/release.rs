@@ -189,6 +189,9 @@ fn release_workflow_builds_what_the_installers_download() {
         "gh release create",
         "does not match Cargo.toml's version",
         "docker/build-push-action@v6",
+        "\"$bin\" completions bash",
+        "\"$bin\" man --dir",
+        "cp README.md CHANGELOG.md LICENSE",
         "subject-digest: ${{ steps.push.outputs.digest }}",
     ] {
         assert!(workflow.contains(needle), "release.yml lacks {needle}");
@@ -1115,4 +1118,42 @@ fn helm_plugin_installs_from_a_git_tag_as_the_readme_says() {
         run(helm_home(&helm, home.path(), &server.url).args(["chartseq", "--version"]));
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("chartseq {VERSION} (")), "{out}");
+}
+
+/// The pre-commit hook's script when the release cannot be had: it names the other hooks and
+/// fails; with a tampered archive it installs nothing in the cache.
+#[test]
+fn pre_commit_release_script_fails_clearly_without_a_release() {
+    let site = tempfile::tempdir().expect("tempdir");
+    fake_release(site.path(), "0.0.1", None);
+    let server = Server::serve(site.path());
+    let cache = tempfile::tempdir().expect("tempdir");
+    let script = || {
+        let mut cmd = scrubbed(root().join("scripts/pre-commit-release.sh"));
+        cmd.env("CHARTSEQ_RELEASE_URL", &server.url)
+            .env("CHARTSEQ_CACHE_DIR", cache.path())
+            .arg("--version");
+        cmd
+    };
+    let (code, out, err) = run(&mut script());
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains(&format!(
+            "chartseq-lint-release: could not install the chartseq {VERSION} release binary; use the chartseq-lint hook"
+        )),
+        "{err}"
+    );
+    fake_release(site.path(), VERSION, None);
+    let archive = site.path().join(format!(
+        "v{VERSION}/chartseq-{VERSION}-{}.tar.gz",
+        host_target()
+    ));
+    std::fs::write(&archive, b"tampered").expect("write");
+    let (code, _, err) = run(&mut script());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("checksum mismatch"), "{err}");
+    let cached = cache
+        .path()
+        .join(format!("{VERSION}/{}/chartseq", host_target()));
+    assert!(!cached.exists());
 }
