@@ -10,6 +10,13 @@ if (-not $bin) {
   $found = Get-Command chartseq -ErrorAction SilentlyContinue
   if ($found) { $bin = $found.Source }
 }
+if (-not $bin -and $env:HELM_PLUGIN_DIR) {
+  # The install hook needs sh, which Windows may lack: download on first use.
+  $target = if ($env:PROCESSOR_ARCHITECTURE -eq 'AMD64') { 'x86_64-pc-windows-msvc' } else { 'unsupported' }
+  & powershell -NoProfile -ExecutionPolicy Bypass -File (Join-Path $PSScriptRoot 'plugin-install.ps1') $target
+  if ($LASTEXITCODE -ne 0) { exit 2 }
+  $bin = Join-Path $env:HELM_PLUGIN_DIR 'bin\chartseq.exe'
+}
 if (-not $bin) {
   [Console]::Error.WriteLine('helm chartseq: chartseq is not installed; put it on PATH or name it in CHARTSEQ_BIN')
   exit 2

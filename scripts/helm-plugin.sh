@@ -14,10 +14,8 @@ if [ -z "$bin" ]; then
   bin="$(command -v chartseq || true)"
 fi
 if [ -z "$bin" ] && [ -n "${HELM_PLUGIN_DIR:-}" ]; then
-  # helm before 3.18 runs no `platformHooks`: download the release binary on first use.
-  here="$(dirname "$0")"
-  target="$("$here/install-release.sh" --target 2>/dev/null || echo unsupported)"
-  "$here/plugin-install.sh" "$target" >&2 || exit 2
+  # The install hook did not run or did not finish (no network then): download on first use.
+  "$(dirname "$0")/plugin-install.sh" >&2 || exit 2
   bin="$HELM_PLUGIN_DIR/bin/chartseq"
 fi
 if [ -z "$bin" ]; then

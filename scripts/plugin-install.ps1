@@ -1,5 +1,5 @@
-# The helm plugin's install and update hook on Windows (plugin.yaml `platformHooks`), as
-# scripts/plugin-install.sh elsewhere: downloads the release archive of the plugin's version for
+# The helm plugin's download on Windows when helm could not run the sh install hook (run by
+# scripts/helm-plugin.ps1 on first use), as scripts/plugin-install.sh elsewhere: downloads the release archive of the plugin's version for
 # TARGET, verifies it against the release's SHA256SUMS and puts chartseq.exe in
 # $env:HELM_PLUGIN_DIR\bin. When that is impossible it says what to do instead, once, and exits 1.
 # With CHARTSEQ_BIN naming a binary (which the plugin then runs) nothing is downloaded.

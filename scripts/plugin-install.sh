@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The helm plugin's install and update hook (plugin.yaml `platformHooks`): helm picks the entry
-# for the OS and architecture it runs on, which names the release TARGET. Downloads the release
-# archive of the plugin's version (plugin.yaml `version`) for TARGET, verifies it against the
-# release's SHA256SUMS and puts the binary at $HELM_PLUGIN_DIR/bin/chartseq
-# (scripts/install-release.sh; CHARTSEQ_RELEASE_URL overrides where releases are read from).
+# The helm plugin's install and update hook (plugin.yaml `hooks`, which helm runs with sh on
+# the machine it runs on). Downloads the release archive of the plugin's version (plugin.yaml
+# `version`) for this platform (`uname`, or TARGET), verifies it against the release's SHA256SUMS
+# and puts the binary at $HELM_PLUGIN_DIR/bin/chartseq (scripts/install-release.sh;
+# CHARTSEQ_RELEASE_URL overrides where releases are read from).
 # When that is impossible it says what to do instead, once, and exits non-zero. With
 # CHARTSEQ_BIN naming a binary (which the plugin then runs) nothing is downloaded.
 #
-# usage: plugin-install.sh TARGET | plugin-install.sh unsupported
+# usage: plugin-install.sh [TARGET | unsupported]
 set -euo pipefail
 dir="${HELM_PLUGIN_DIR:-$(cd "$(dirname "$0")/.." && pwd)}"
 version="$(sed -n 's/^version:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}[[:space:]]*$/\1/p' "$dir/plugin.yaml" | head -n1)"
@@ -17,7 +17,7 @@ todo() {
   exit 1
 }
 
-target="${1:?usage: plugin-install.sh TARGET | unsupported}"
+target="${1:-$("$dir/scripts/install-release.sh" --target 2>/dev/null || echo unsupported)}"
 if [ -n "${CHARTSEQ_BIN:-}" ] && [ -x "$CHARTSEQ_BIN" ]; then
   echo "helm chartseq: CHARTSEQ_BIN names $CHARTSEQ_BIN, which the plugin runs; nothing downloaded" >&2
   exit 0
