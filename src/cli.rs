@@ -23,7 +23,7 @@ use crate::source::values::ValueInputs;
 #[derive(Debug, Parser)]
 #[command(
     name = "chartseq",
-    // The commit comes from build.rs (`unknown` when built outside a git checkout).
+    // The commit comes from build.rs (build/commit.rs says where it looks).
     version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("CHARTSEQ_COMMIT"), ")"),
     about = "Make Helm resource sequencing (HIP-0025) safe: lint, plan, template, judge readiness and apply sequenced charts"
 )]
