@@ -13,8 +13,13 @@ fi
 if [ -z "$bin" ]; then
   bin="$(command -v chartseq || true)"
 fi
+if [ -z "$bin" ] && [ -n "${HELM_PLUGIN_DIR:-}" ]; then
+  # The install hook did not run or did not finish (no network then): download on first use.
+  "$(dirname "$0")/plugin-install.sh" >&2 || exit 2
+  bin="$HELM_PLUGIN_DIR/bin/chartseq"
+fi
 if [ -z "$bin" ]; then
-  echo "helm chartseq: chartseq is not installed; run: cargo install --locked --path \"${HELM_PLUGIN_DIR:-.}\" --root \"${HELM_PLUGIN_DIR:-.}\"" >&2
+  echo "helm chartseq: chartseq is not installed; put it on PATH or name it in CHARTSEQ_BIN" >&2
   exit 2
 fi
 

@@ -8,11 +8,12 @@ cd "$(dirname "$0")/.."
 BIN="$(scripts/get-tools.sh)"
 export CHARTSEQ_HELM="$BIN/helm" CHARTSEQ_KUBECTL="$BIN/kubectl" CHARTSEQ_REQUIRE_TOOLS=1
 # The integrations' consumers (scripts/get-ci-tools.sh): check-jsonschema, actionlint,
-# pre-commit, sarif-multitool, shellcheck and junitparser.
+# pre-commit, sarif-multitool, shellcheck, junitparser and hadolint.
 CI_BIN="$(scripts/get-ci-tools.sh)"
 export CHARTSEQ_CHECK_JSONSCHEMA="$CI_BIN/check-jsonschema" CHARTSEQ_ACTIONLINT="$CI_BIN/actionlint" \
   CHARTSEQ_PRE_COMMIT="$CI_BIN/pre-commit" CHARTSEQ_SARIF_MULTITOOL="$CI_BIN/sarif-multitool" \
-  CHARTSEQ_SHELLCHECK="$CI_BIN/shellcheck" CHARTSEQ_JUNITPARSER="$CI_BIN/junitparser"
+  CHARTSEQ_SHELLCHECK="$CI_BIN/shellcheck" CHARTSEQ_JUNITPARSER="$CI_BIN/junitparser" \
+  CHARTSEQ_HADOLINT="$CI_BIN/hadolint"
 # The deploy tests' cluster: a real control plane built from the Kubernetes v1.35 sources
 # (scripts/cluster.sh; needs Go), up for the run and down after it whatever happens.
 CLUSTER_DIR="$PWD/target/cluster/test-$$"

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod generate;
+
 use crate::commands::{self, Outcome};
 use crate::model::{Input, InputTarget};
 use crate::parse::Limits;
@@ -21,7 +23,8 @@ use crate::source::values::ValueInputs;
 #[derive(Debug, Parser)]
 #[command(
     name = "chartseq",
-    version,
+    // The commit comes from build.rs (build/commit.rs says where it looks).
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("CHARTSEQ_COMMIT"), ")"),
     about = "Make Helm resource sequencing (HIP-0025) safe: lint, plan, template, judge readiness and apply sequenced charts"
 )]
 pub struct Cli {
@@ -72,6 +75,18 @@ pub enum Command {
     /// Move a chart's ordering from werf, Argo CD, kapp, KOTS or draft-HIP annotations to HIP-0025:
     /// a patch of its templates and a proof of which constraints the new order keeps.
     Migrate(MigrateArgs),
+    /// Print the shell completion script (bash, zsh, fish, powershell, elvish), e.g.
+    /// `chartseq completions bash > /etc/bash_completion.d/chartseq`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page chartseq(1) (roff); with --dir write one page per command there.
+    Man {
+        /// Write chartseq.1, chartseq-lint.1, … into this directory instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 const LINT_HELP: &str = "\
@@ -1143,6 +1158,8 @@ fn run(
         ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
         Command::Diff(args) => commands::diff::diff(&args.to_options()?, out, err),
+        Command::Completions { shell } => generate::completions(shell, out),
+        Command::Man { dir } => generate::man(dir.as_deref(), out),
         Command::Migrate(args) => commands::migrate::migrate(
             &args.settings(),
             match args.format {

@@ -19,7 +19,7 @@ use crate::{chartseq, fixture, root, run, snapshot_settings, tool};
 const SARIF_SCHEMA: &str = "fixtures/schemas/sarif-schema-2.1.0.json";
 
 /// A command with the same scrubbed environment as [`chartseq`].
-fn scrubbed(program: impl AsRef<std::ffi::OsStr>) -> Command {
+pub(crate) fn scrubbed(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let mut cmd = Command::new(program);
     cmd.current_dir(root());
     for var in ["KUBECONFIG", "NO_COLOR", "CI", "TERM", "CHARTSEQ_BIN"] {
@@ -248,7 +248,7 @@ fn sarif_of_a_helper_line_is_file_level() {
 }
 
 /// Copies a chart directory (flat enough for fixtures) into `to`.
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read_dir") {
         let entry = entry.expect("entry");
@@ -420,7 +420,7 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 /// A scratch git repository holding the integration fixture charts (and their config).
-fn scratch_repo(charts: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn scratch_repo(charts: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     git(dir.path(), &["init", "-q", "-b", "main"]);
     std::fs::copy(
@@ -804,7 +804,7 @@ fn pre_commit_hooks_lint_the_charts_of_changed_files() {
     assert_eq!(out.matches(CYCLE_LINE).count(), 1, "{out}");
 }
 
-const CYCLE_LINE: &str = "cyc/templates/app.yaml:7:41: CS001 [error] resource groups of chart cycle form a cycle: app -> db -> app";
+pub(crate) const CYCLE_LINE: &str = "cyc/templates/app.yaml:7:41: CS001 [error] resource groups of chart cycle form a cycle: app -> db -> app";
 
 /// The `language: rust` hook: pre-commit builds chartseq from this repository with cargo
 /// (a release build, a few minutes), then runs it on the cycle.

@@ -33,6 +33,7 @@ mod plan;
 mod pty;
 mod readiness;
 mod reference;
+mod release;
 mod secrets;
 
 use std::path::{Path, PathBuf};
