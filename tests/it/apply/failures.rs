@@ -207,17 +207,14 @@ fn what_could_not_run_exits_2_and_what_failed_exits_1() {
     let (code, _, err) = env.run(&["history", "Shop!"]);
     assert_eq!(code, 2);
     assert!(err.contains("invalid release name \"Shop!\""), "{err}");
-    // The release name is NAME, or --release; --release-name cannot disagree with it.
+    // The release name is NAME, or --release-name (as in every command): not both.
     let stream = shop();
     let (code, _, err) = env.run(&["apply", &stream, "-n", "default"]);
     assert_eq!(code, 2);
     assert!(err.contains("a release name is required"), "{err}");
     let (code, _, err) = env.run(&["apply", "shop", &stream, "--release-name", "web"]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("--release-name does not apply to apply"),
-        "{err}"
-    );
+    assert!(err.contains("cannot be used with '--release-name"), "{err}");
 }
 
 #[test]
