@@ -117,3 +117,40 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// The release a Helm storage object (`Secret` or `ConfigMap`) holds, decoded as Helm decodes
+/// it: base64, gzip, JSON (a Secret's data is base64 once more).
+pub fn decode_release(kind: &str, object: &serde_json::Value) -> Option<serde_json::Value> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let data = object["data"]["release"].as_str()?;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let text = if kind == "Secret" {
+        String::from_utf8(b64.decode(data).ok()?).ok()?
+    } else {
+        data.to_owned()
+    };
+    let gz = b64.decode(text).ok()?;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut json)
+        .ok()?;
+    serde_json::from_slice(&json).ok()
+}
+
+/// Real helm against `kubeconfig` with configuration directories of its own under `home`,
+/// `HELM_DRIVER` as given (empty: helm's default), and nothing from the caller's environment
+/// that would point it elsewhere.
+pub fn helm_command(helm: &Path, kubeconfig: &Path, home: &Path, driver: &str) -> Command {
+    let mut cmd = Command::new(helm);
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .env("HELM_DRIVER", driver)
+        .env_remove("KUBECONFIG")
+        .env_remove("HELM_NAMESPACE")
+        .env_remove("HELM_KUBECONTEXT");
+    cmd
+}

@@ -159,19 +159,11 @@ impl Ns {
         args: &[&str],
     ) -> (i32, String, String) {
         let home = self.dir.path().join("helm-home");
-        let mut cmd = Command::new(helm);
-        cmd.args(args)
-            .arg("--kubeconfig")
-            .arg(&self.cluster.kubeconfig)
-            .args(["-n", &self.name])
-            .env("HELM_CONFIG_HOME", home.join("config"))
-            .env("HELM_CACHE_HOME", home.join("cache"))
-            .env("HELM_DATA_HOME", home.join("data"))
-            .env_remove("KUBECONFIG")
-            .env_remove("HELM_NAMESPACE")
-            .env_remove("HELM_KUBECONTEXT")
-            .env("HELM_DRIVER", driver);
-        run(&mut cmd)
+        run(
+            crate::helm_command(helm, &self.cluster.kubeconfig, &home, driver)
+                .args(["-n", &self.name])
+                .args(args),
+        )
     }
 
     /// A release revision as stored: the storage object and the release JSON it holds,
@@ -182,22 +174,9 @@ impl Ns {
         name: &str,
         revision: u32,
     ) -> Option<(serde_json::Value, serde_json::Value)> {
-        use base64::Engine as _;
-        use std::io::Read as _;
         let object = self.get(kind, &format!("sh.helm.release.v1.{name}.v{revision}"))?;
-        let data = object["data"]["release"].as_str()?;
-        let b64 = base64::engine::general_purpose::STANDARD;
-        let text = if kind == "Secret" {
-            String::from_utf8(b64.decode(data).ok()?).ok()?
-        } else {
-            data.to_owned()
-        };
-        let gz = b64.decode(text).ok()?;
-        let mut json = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..])
-            .read_to_end(&mut json)
-            .ok()?;
-        Some((object, serde_json::from_slice(&json).ok()?))
+        let release = crate::decode_release(kind, &object)?;
+        Some((object, release))
     }
 
     /// This namespace's events in the audit log so far (dry runs excluded).
