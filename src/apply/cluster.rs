@@ -444,13 +444,13 @@ fn dynamic(object: &Value) -> Result<DynamicObject> {
 fn to_json(kind: &Kind, obj: &DynamicObject) -> Value {
     let mut value = serde_json::to_value(obj).unwrap_or(Value::Null);
     if let Some(map) = value.as_object_mut() {
-        let api_version = if kind.group.is_empty() {
-            kind.version.clone()
-        } else {
-            format!("{}/{}", kind.group, kind.version)
-        };
-        map.entry("apiVersion")
-            .or_insert_with(|| Value::String(api_version));
+        map.entry("apiVersion").or_insert_with(|| {
+            Value::String(if kind.group.is_empty() {
+                kind.version.clone()
+            } else {
+                format!("{}/{}", kind.group, kind.version)
+            })
+        });
         map.entry("kind")
             .or_insert_with(|| Value::String(kind.kind.clone()));
     }

@@ -861,7 +861,6 @@ impl Runner {
             if self.cancelled() {
                 return Err(RunError::Interrupted);
             }
-            let policies = &hook.delete_policies;
             let label = format!("{event} hook {}", self.label(item));
             if self.settings.dry_run {
                 self.run_unit(record, &label, &[i], Some(Goal::Complete))
@@ -869,7 +868,7 @@ impl Runner {
                 continue;
             }
             // Helm's default policy is before-hook-creation.
-            if policies.is_empty() || policies.iter().any(|p| p == "before-hook-creation") {
+            if hook.delete_policies.is_empty() || has(i, "before-hook-creation") {
                 self.delete_and_wait(record, &[i], &label, false).await?;
             }
             let outcome = self
