@@ -69,9 +69,10 @@ PY
 smoke() {
   # The main target directory, so that dependencies built for the tests are reused.
   local target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
-  cargo build --locked --quiet --manifest-path fuzz/Cargo.toml --target-dir "$target_dir" \
-    $(printf -- '--bin %s ' "${TARGETS[@]}")
-  local status=0 target work replays
+  local bins=() target
+  for target in "${TARGETS[@]}"; do bins+=(--bin "$target"); done
+  cargo build --locked --quiet --manifest-path fuzz/Cargo.toml --target-dir "$target_dir" "${bins[@]}"
+  local status=0 work replays
   for target in "${TARGETS[@]}"; do
     seed "$target"
     work="$(mktemp -d)"
