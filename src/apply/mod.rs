@@ -193,14 +193,12 @@ fn failure_description(what: &str, name: &str, error: &RunError) -> String {
 pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
     check_names(&record)?;
     let (history, next) = ctx.history(&record.namespace, &record.name).await?;
-    let previous = history
-        .iter()
-        .rev()
-        .find(|r| r.status == "deployed")
-        .cloned();
     locked(&history)?;
-    // Without a deployed revision (a first install failed) this is an install again.
-    let upgrade = previous.is_some();
+    // Helm's `upgrade --install` (`pkg/cmd/upgrade.go`, `pkg/action/upgrade.go`): an install
+    // only when there is no history or its last revision is uninstalled (kept by
+    // `--keep-history`); a release whose every run failed is upgraded from its last run, with
+    // the upgrade's hooks and descriptions.
+    let upgrade = history.last().is_some_and(|r| r.status != "uninstalled");
     // Where `--atomic` returns to if this run fails.
     let back_to = last_successful(&history).map(|r| r.revision);
     record.revision = next;
@@ -248,6 +246,15 @@ pub async fn install(ctx: &Context, mut record: Record) -> Outcome {
                 "Install complete"
             };
             finish_deployed(ctx, &mut record, &history, done).await?;
+            // Upgraded from a run that failed with nothing deployed: Helm supersedes that run,
+            // the release it upgraded from.
+            if upgrade && !history.iter().any(|r| r.status == "deployed") {
+                if let Some(last) = history.last().filter(|r| r.status == "failed") {
+                    let mut last = last.clone();
+                    last.status = "superseded".into();
+                    ctx.update(&last).await?;
+                }
+            }
             Ok(record)
         }
         Err(e) => {

@@ -7,6 +7,7 @@
 //! itself and that stops when the binary exits. Every test has a namespace of its own, so tests
 //! run side by side and read only their own audit events.
 
+mod again;
 mod audit;
 mod corpus;
 mod dialects;
