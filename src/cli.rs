@@ -539,6 +539,19 @@ pub struct ApplyArgs {
     /// its own annotations.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
+    /// On upgrade, reuse the previous revision's values and chart defaults, with the given
+    /// values over them (as `helm upgrade --reuse-values`).
+    #[arg(long = "reuse-values", conflicts_with_all = ["reset_values", "reset_then_reuse_values"])]
+    pub reuse_values: bool,
+    /// On upgrade, use only the chart's defaults and the given values (as `helm upgrade
+    /// --reset-values`). Without any of these flags, an upgrade given no values reuses the
+    /// previous revision's, as helm does.
+    #[arg(long = "reset-values", conflicts_with = "reset_then_reuse_values")]
+    pub reset_values: bool,
+    /// On upgrade, the chart's defaults, then the previous revision's values, then the given
+    /// ones (as `helm upgrade --reset-then-reuse-values`).
+    #[arg(long = "reset-then-reuse-values")]
+    pub reset_then_reuse_values: bool,
 }
 
 #[cfg(feature = "apply")]
@@ -679,6 +692,15 @@ impl ApplyArgs {
             no_lint: self.no_lint,
             history_max: history_max(self.history_max),
             dialect: self.dialect.choice(),
+            values_reuse: if self.reuse_values {
+                crate::apply::ValuesReuse::Reuse
+            } else if self.reset_values {
+                crate::apply::ValuesReuse::Reset
+            } else if self.reset_then_reuse_values {
+                crate::apply::ValuesReuse::ResetThenReuse
+            } else {
+                crate::apply::ValuesReuse::Auto
+            },
         })
     }
 }
@@ -756,6 +778,8 @@ impl InputArgs {
                     files: self.values.clone(),
                     set: self.set.clone(),
                     set_string: self.set_string.clone(),
+                    reused: None,
+                    reused_defaults: None,
                 },
                 timeout: Duration::from_secs(self.helm_timeout),
                 max_output_bytes: self.max_input_bytes,

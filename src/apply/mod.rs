@@ -136,6 +136,73 @@ impl Context {
     }
 }
 
+/// What an upgrade does with the values of the revision it starts from: `helm upgrade`'s
+/// `--reuse-values`, `--reset-values`, `--reset-then-reuse-values`, or none of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ValuesReuse {
+    /// Helm's default: the previous values when none are given, else only the given ones.
+    #[default]
+    Auto,
+    /// The previous values and chart defaults, the given values over them.
+    Reuse,
+    /// Only the chart's defaults and the given values.
+    Reset,
+    /// The chart's defaults, the previous values, then the given ones.
+    ResetThenReuse,
+}
+
+/// The revision an upgrade starts from (Helm's `currentRelease` in `pkg/action/upgrade.go`):
+/// the last deployed one, else the last one if it failed or was superseded; none for an
+/// install (no history, or the last revision uninstalled).
+#[must_use]
+pub fn upgraded_from(history: &[Record]) -> Option<&Record> {
+    if history.last()?.status == "uninstalled" {
+        return None;
+    }
+    history
+        .iter()
+        .rev()
+        .find(|r| r.status == "deployed")
+        .or_else(|| {
+            history
+                .last()
+                .filter(|r| r.status == "failed" || r.status == "superseded")
+        })
+}
+
+/// The values taken from the revision an upgrade starts from, to render under the given
+/// ones: `(values, chart defaults)`, as `helm upgrade` decides them (`reuseValues` in
+/// `pkg/action/upgrade.go`). `values_given`: the user gave values of their own.
+#[must_use]
+pub fn reused_values(
+    history: &[Record],
+    reuse: ValuesReuse,
+    values_given: bool,
+) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
+    let Some(from) = upgraded_from(history) else {
+        return (None, None);
+    };
+    let config = from
+        .helm
+        .get("config")
+        .filter(|c| c.as_object().is_some_and(|m| !m.is_empty()))
+        .cloned();
+    match reuse {
+        ValuesReuse::Reset => (None, None),
+        ValuesReuse::Auto if values_given => (None, None),
+        ValuesReuse::Auto | ValuesReuse::ResetThenReuse => (config, None),
+        ValuesReuse::Reuse => {
+            let defaults = from
+                .helm
+                .get("chart")
+                .and_then(|c| c.get("values"))
+                .filter(|v| v.is_object())
+                .cloned();
+            (config, defaults)
+        }
+    }
+}
+
 /// The last deployed (or superseded) revision and every one after it: what may still be in
 /// the cluster.
 fn since_deployed(history: &[Record]) -> &[Record] {

@@ -85,6 +85,8 @@ pub struct ApplySettings {
     pub history_max: usize,
     /// Whose order and waits to deploy in (`--dialect`; `auto`: the one the chart carries).
     pub dialect: plan::detect::Choice,
+    /// What an upgrade does with the previous revision's values.
+    pub values_reuse: apply::ValuesReuse,
 }
 
 /// `chartseq list` settings.
@@ -733,7 +735,36 @@ pub fn apply(
         settings.force_conflicts,
         settings.take_ownership,
     )?;
-    let model = model::load(&settings.input)?;
+    let rt = runtime()?;
+    let mut input = settings.input.clone();
+    // An upgrade reads the release before rendering, as `helm upgrade` does: the values of the
+    // revision it starts from may be rendered again (a rendered stream has its values already).
+    let mut connected = None;
+    if matches!(input.target, InputTarget::Chart(_))
+        && settings.values_reuse != apply::ValuesReuse::Reset
+    {
+        let cluster = rt.block_on(connect(cs))?;
+        let listing = rt
+            .block_on(apply::history(
+                cluster.as_ref(),
+                cs.driver,
+                &cs.namespace,
+                &settings.release,
+            ))
+            .map_err(|e| Failure::Tool(Error::new(e.to_string())))?;
+        let given = crate::source::values::user_values(
+            &input.helm.values,
+            &mut crate::source::SourceMap::default(),
+            input.limits,
+        )?;
+        let given = given.as_object().is_some_and(|m| !m.is_empty());
+        let (reused, defaults) =
+            apply::reused_values(&listing.records, settings.values_reuse, given);
+        input.helm.values.reused = reused;
+        input.helm.values.reused_defaults = defaults;
+        connected = Some(cluster);
+    }
+    let model = model::load(&input)?;
     let dialect = settings
         .dialect
         .resolve(&model)
@@ -761,7 +792,7 @@ pub fn apply(
     if !settings.no_lint {
         let gate = super::lint::gate(
             &model,
-            &settings.input,
+            &input,
             run.timeout,
             run.readiness_timeout,
             run.wait_for_jobs,
@@ -786,7 +817,7 @@ pub fn apply(
     }
     super::report_values_mismatch(&model, err)?;
     if dialect == plan::Dialect::Hip {
-        super::report_outside_v3(&model, &settings.input, err)?;
+        super::report_outside_v3(&model, &input, err)?;
     }
     if super::report_bad_documents(&model, err)? && !settings.no_lint {
         writeln!(
@@ -806,17 +837,22 @@ pub fn apply(
     let mut record =
         apply::release::record_from_plan(&model, &plan, &settings.release, &cs.namespace)
             .map_err(Error::new)?;
-    let (chart, config) = chart_and_values(&settings.input, &model, &settings.release)?;
+    let (chart, config) = chart_and_values(&input, &model, &settings.release)?;
     record.helm.insert("chart".into(), chart);
-    record.helm.insert("config".into(), config);
+    // Helm's `config` is `omitempty`: no values, no field (`helm get values` prints null).
+    if config.as_object().is_none_or(|m| !m.is_empty()) {
+        record.helm.insert("config".into(), config);
+    }
     if settings.diff {
         return preview(settings, record, run, out, err);
     }
     if settings.dry_run && cs.progress == Progress::Human {
         plan::output::write_plan(out, &model, &plan, plan::output::PlanFormat::Text, false)?;
     }
-    let rt = runtime()?;
-    let cluster = rt.block_on(connect(cs))?;
+    let cluster = match connected {
+        Some(cluster) => cluster,
+        None => rt.block_on(connect(cs))?,
+    };
     if !settings.create_namespace {
         rt.block_on(check_namespace(cluster.as_ref(), &cs.namespace))?;
     }

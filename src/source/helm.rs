@@ -93,6 +93,26 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     if let Some(v) = &options.kube_version {
         command.arg(format!("--kube-version={v}"));
     }
+    // Values reused from a release go first, under everything the user gives; the file lives
+    // until helm is done.
+    let reused = options
+        .values
+        .reused_layer()
+        .map(|layer| -> Result<_> {
+            let dir = crate::source::temp::TempDir::new("chartseq-values")?;
+            let path = dir.path().join("reused-values.yaml");
+            let text = serde_json::to_string(&layer)
+                .map_err(|e| Error::new(format!("cannot write the reused values: {e}")))?;
+            std::fs::write(&path, text)
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), &e))?;
+            Ok((dir, path))
+        })
+        .transpose()?;
+    if let Some((_, path)) = &reused {
+        let mut arg = std::ffi::OsString::from("--values=");
+        arg.push(path);
+        command.arg(arg);
+    }
     for file in &options.values.files {
         let mut arg = std::ffi::OsString::from("--values=");
         arg.push(file);

@@ -20,6 +20,12 @@ pub struct ValueInputs {
     pub files: Vec<PathBuf>,
     pub set: Vec<String>,
     pub set_string: Vec<String>,
+    /// Values a release already holds, taken under all of the above (Helm's reuse of a
+    /// release's values on upgrade): rendered and recorded as if given first.
+    pub reused: Option<Json>,
+    /// Chart defaults that replace the chart's own `values.yaml` for rendering
+    /// (`--reuse-values`: the previous revision's chart values); never recorded.
+    pub reused_defaults: Option<Json>,
 }
 
 impl ValueInputs {
@@ -27,12 +33,33 @@ impl ValueInputs {
     pub fn is_empty(&self) -> bool {
         self.files.is_empty() && self.set.is_empty() && self.set_string.is_empty()
     }
+
+    /// What helm must render under the user's files and flags, as one values document:
+    /// the reused defaults with the reused values over them.
+    #[must_use]
+    pub fn reused_layer(&self) -> Option<Json> {
+        if self.reused.is_none() && self.reused_defaults.is_none() {
+            return None;
+        }
+        let mut layer = self
+            .reused_defaults
+            .clone()
+            .unwrap_or_else(|| Json::Object(Map::new()));
+        if let Some(reused) = &self.reused {
+            overlay(&mut layer, reused.clone());
+        }
+        Some(layer)
+    }
 }
 
-/// The user's values: `-f` files merged in order, then `--set`, then `--set-string`. Each
-/// file is held to `limits` (a file over `max_document_bytes` is refused unread).
+/// The user's values: the reused ones, then `-f` files merged in order, then `--set`, then
+/// `--set-string`. Each file is held to `limits` (a file over `max_document_bytes` is refused
+/// unread).
 pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap, limits: Limits) -> Result<Json> {
-    let mut merged = Json::Object(Map::new());
+    let mut merged = inputs
+        .reused
+        .clone()
+        .unwrap_or_else(|| Json::Object(Map::new()));
     for path in &inputs.files {
         let name = display_path(path);
         let bytes = if path.as_os_str() == "-" {

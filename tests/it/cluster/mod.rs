@@ -13,6 +13,7 @@ mod corpus;
 mod dialects;
 mod helm;
 mod order;
+mod reuse;
 
 use std::path::PathBuf;
 use std::process::Command;
