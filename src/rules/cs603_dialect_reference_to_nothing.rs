@@ -1,5 +1,5 @@
 use crate::lint::{Context, Diagnostic, Sink};
-use crate::plan::PlanIssue;
+use crate::plan::{Dialect, PlanIssue};
 
 declare_rule! {
     /// ## What it does
@@ -7,8 +7,9 @@ declare_rule! {
     /// can find: a werf dependency (`werf.io/deploy-dependency-<id>`,
     /// `<id>.dependency.werf.io`) that matches no resource of the release in its own stage (a
     /// target in another stage, such as a CRD, a Namespace or a hook, does not count, as werf
-    /// matches only within the stage), or a kapp change rule naming a change group no resource
-    /// has. Checked for every dialect chartseq plans in, on charts that carry its annotations.
+    /// matches only within the stage), a kapp change rule naming a change group no resource
+    /// has, or a draft-HIP reference naming no layer (nor subchart) of its chart. Checked for
+    /// every dialect chartseq plans in, on charts that carry its annotations.
     ///
     /// ## Why is this bad?
     /// The tool passes over the reference without a word: the resource is applied without
@@ -30,6 +31,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
         let tool = analysis.entry.tool();
         for issue in &analysis.issues {
             let PlanIssue::DialectReference {
+                dialect,
                 key,
                 reference,
                 reason,
@@ -48,13 +50,24 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 format!("`{key}` names `{reference}`, which {reason}"),
             )
             .label("names nothing")
-            .help(format!(
-                "name a resource {tool} applies in the same stage, or remove the dependency"
-            ));
+            .help(fix(*dialect, tool));
             if let Some(doc) = doc {
                 d = d.doc(doc);
             }
             sink.push(d);
         }
+    }
+}
+
+/// The fix in the words of the tool whose reference it is.
+fn fix(dialect: Dialect, tool: &str) -> String {
+    match dialect {
+        Dialect::Kapp => {
+            "name a change group a resource of the release declares (`kapp.k14s.io/change-group`), or remove the rule".to_owned()
+        }
+        Dialect::Draft => {
+            "name a layer a resource of the same chart declares, or a subchart it depends on, or remove the reference".to_owned()
+        }
+        _ => format!("name a resource {tool} applies in the same stage, or remove the dependency"),
     }
 }

@@ -763,6 +763,13 @@ fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
         "{}",
         lint.1
     );
+    // The fix in the draft's own words (layers, subcharts), not another tool's.
+    assert!(
+        lint.1.contains("name a layer a resource of the same chart declares")
+            && !lint.1.contains("stage"),
+        "{}",
+        lint.1
+    );
     let (code, out, err) = dialect_run("draft/reference", "draft", &["plan"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Batch 1: queue"), "{out}");
