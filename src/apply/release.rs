@@ -590,9 +590,12 @@ fn from_model(
         hooks.sort_by_key(|&i| {
             let item = &items[i];
             (
-                item.hook.as_ref().map_or(0, |h| h.weight),
-                item.name.clone(),
-                item.kind.clone(),
+                crate::plan::hook_key(
+                    item.hook.as_ref().map_or(0, |h| h.weight),
+                    &item.name,
+                    &item.kind,
+                ),
+                i,
             )
         });
         let rest = (0..items.len())
@@ -711,9 +714,12 @@ fn dialect_steps(
     hooks.sort_by_key(|&i| {
         let item = &items[i];
         (
-            item.hook.as_ref().map_or(0, |h| h.weight),
-            item.name.clone(),
-            item.kind.clone(),
+            crate::plan::hook_key(
+                item.hook.as_ref().map_or(0, |h| h.weight),
+                &item.name,
+                &item.kind,
+            ),
+            i,
         )
     });
     (steps, crds, hooks)
@@ -900,5 +906,37 @@ metadata:
         assert!(!again.plan_recorded);
         assert_eq!(again.steps, r.steps);
         assert_eq!(again.steps[1].after, [0]);
+    }
+
+    /// A revision helm wrote whose manifest cannot be planned (a cycle) keeps Helm's hook
+    /// order: a `ServiceAccount` before the `Job` of the same name and weight that runs as it
+    /// (install order, not the kinds' spelling).
+    #[test]
+    fn hooks_of_a_revision_planned_again_keep_helms_kind_order() {
+        let group = |name: &str, after: &str| {
+            format!(
+                "---\n# Source: c/templates/{name}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    helm.sh/resource-group: {name}\n    helm.sh/depends-on/resource-groups: '[\"{after}\"]'\n"
+            )
+        };
+        let hook = |kind: &str, api: &str| {
+            json!({
+                "path": format!("c/templates/{kind}.yaml"),
+                "manifest": format!("apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: setup\n  annotations:\n    helm.sh/hook: pre-install\n"),
+            })
+        };
+        let release = json!({
+            "name": "r",
+            "namespace": "default",
+            "version": 1,
+            "info": {"status": "deployed"},
+            "manifest": group("a", "b") + &group("b", "a"),
+            "hooks": [hook("Job", "batch/v1"), hook("ServiceAccount", "v1")],
+        });
+        let Value::Object(release) = release else {
+            panic!("an object")
+        };
+        let r = Record::from_json(release, BTreeMap::new()).expect("reads");
+        let kinds: Vec<&str> = r.hooks.iter().map(|&i| r.items[i].kind.as_str()).collect();
+        assert_eq!(kinds, ["ServiceAccount", "Job"]);
     }
 }

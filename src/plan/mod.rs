@@ -867,16 +867,25 @@ impl Planner<'_> {
 fn sort_hooks(model: &Model, hooks: &mut [DocId]) {
     hooks.sort_by_cached_key(|&d| {
         let r = model.resource(d).expect("hooks are resources");
-        let (rank, unknown_kind) = install_rank(&r.id.kind);
         (
-            r.hook.as_ref().map_or(0, |h| h.weight),
-            r.id.name.clone(),
-            rank,
-            unknown_kind.to_owned(),
+            hook_key(
+                r.hook.as_ref().map_or(0, |h| h.weight),
+                &r.id.name,
+                &r.id.kind,
+            ),
             model.documents[d].source_path.clone(),
             d,
         )
     });
+}
+
+/// The part of Helm's hook order that a hook's own fields decide: weight, then name, then kind
+/// in Helm's install order (kinds Helm does not know after, by name). Whatever orders hooks
+/// (the planner, a revision planned again from a manifest helm wrote) sorts by this key.
+#[must_use]
+pub fn hook_key(weight: i64, name: &str, kind: &str) -> (i64, String, usize, String) {
+    let (rank, unknown_kind) = install_rank(kind);
+    (weight, name.to_owned(), rank, unknown_kind.to_owned())
 }
 
 /// Helm's kind order, then input order (stable).

@@ -765,7 +765,8 @@ fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
     );
     // The fix in the draft's own words (layers, subcharts), not another tool's.
     assert!(
-        lint.1.contains("name a layer a resource of the same chart declares")
+        lint.1
+            .contains("name a layer a resource of the same chart declares")
             && !lint.1.contains("stage"),
         "{}",
         lint.1
