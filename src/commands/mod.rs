@@ -65,13 +65,9 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Reports documents that could not be read; returns whether there were any.
-fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> {
-    report_bad_documents_in(model, plan::Dialect::Hip, err)
-}
-
-/// [`report_bad_documents`] for a plan in `dialect`: in Argo CD's order a hook named only by
-/// `generateName` is no bad document, as Argo CD creates it.
+/// Reports documents that could not be read; returns whether there were any. In Argo CD's
+/// order (`dialect`) a hook named only by `generateName` is no bad document, as Argo CD
+/// creates it.
 fn report_bad_documents_in(
     model: &Model,
     dialect: plan::Dialect,

@@ -42,3 +42,105 @@ fn kapp_change_rules_wait_for_their_groups() {
     // redis-replica's Deployment after redis-primary (2); the ungrouped Job after all 4.
     deploys_in_order("kapp", "kapp/resource-ordering.yaml", 6);
 }
+
+/// A Job named only by `generateName`, with the given annotations, that kwok completes at once.
+fn generated_job(prefix: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: {prefix}-
+  annotations:{annotations}
+spec:
+  template:
+    metadata:
+      annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: 1s}}
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: app:1}}]
+"
+    )
+}
+
+/// The Jobs whose names start with `prefix-` and five more characters, as the server named them.
+fn jobs_named_from(ns: &Ns, prefix: &str) -> Vec<String> {
+    let (code, out, err) = ns.kubectl(&["get", "jobs", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: serde_json::Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|j| j["metadata"]["name"].as_str())
+        .filter(|n| {
+            n.strip_prefix(&format!("{prefix}-"))
+                .is_some_and(|rest| rest.len() == 5)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Argo CD hooks named by `generateName`: `apply --dialect argo` takes them without
+/// `--no-lint` (the lint gate knows Argo CD creates them; Helm's CS000 does not apply), each
+/// run creates new ones (the server names them), and uninstall deletes what the runs left, as
+/// Argo CD's cascade deletion deletes every live object of the application, hooks included
+/// (argo-cd `controller/appcontroller.go`, `shouldBeDeleted`), except one marked
+/// `helm.sh/resource-policy: keep`.
+#[test]
+fn argo_generated_hooks_pass_the_lint_gate_and_uninstall_deletes_them() {
+    let Some(ns) = Ns::new("argo-generated") else {
+        return;
+    };
+    let stream = format!(
+        "---\n# Source: app/templates/migrate.yaml\n{}---\n# Source: app/templates/test.yaml\n{}---\n# Source: app/templates/report.yaml\n{}---\n# Source: app/templates/app.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata: {{a: \"1\"}}\n",
+        generated_job("schema-migrate", "\n    argocd.argoproj.io/hook: PreSync"),
+        generated_job(
+            "integration-test",
+            "\n    argocd.argoproj.io/hook: PostSync\n    argocd.argoproj.io/hook-delete-policy: HookSucceeded"
+        ),
+        generated_job(
+            "report",
+            "\n    argocd.argoproj.io/hook: PostSync\n    helm.sh/resource-policy: keep"
+        ),
+    );
+    let path = ns.file("argo.yaml", &stream);
+    let apply = || {
+        ok(ns.chartseq(&[
+            "apply",
+            &path,
+            "--dialect",
+            "argo",
+            "--release",
+            "gen",
+            "--timeout",
+            "2m",
+        ]))
+    };
+    let out = apply();
+    assert!(out.contains("status deployed"), "{out}");
+    apply();
+    // Two runs: two objects from each hook; HookSucceeded deleted the PostSync test's.
+    let migrate = jobs_named_from(&ns, "schema-migrate");
+    assert_eq!(migrate.len(), 2, "{migrate:?}");
+    assert!(jobs_named_from(&ns, "integration-test").is_empty());
+    let report = jobs_named_from(&ns, "report");
+    assert_eq!(report.len(), 2, "{report:?}");
+    // The PreSync hook completed before the release's object was written.
+    let audit = ns.audit();
+    let created = audit.created("ConfigMap", "app").received.clone();
+    let first_ready = migrate
+        .iter()
+        .map(|m| audit.ready("Job", m))
+        .min()
+        .expect("two runs");
+    assert!(first_ready < created, "{audit}");
+
+    let out = ok(ns.chartseq(&["uninstall", "gen"]));
+    assert!(ns.get("ConfigMap", "app").is_none(), "{out}");
+    assert!(jobs_named_from(&ns, "schema-migrate").is_empty(), "{out}");
+    assert_eq!(jobs_named_from(&ns, "report").len(), 2, "{out}");
+    let deletions = ns.audit().deletions();
+    for name in &migrate {
+        assert!(deletions.contains(&format!("jobs/{name}")), "{deletions:?}");
+    }
+}
