@@ -164,7 +164,7 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
     assert_eq!(code, 1);
     let v = json(&out);
     let lost = reasons(&v, "lost");
-    assert_eq!(lost.len(), 5, "{out}");
+    assert_eq!(lost.len(), 9, "{out}");
     // Two weights, and the sub-subchart's deploy-dependency on its parent's Deployment.
     assert_eq!(
         lost.iter()
@@ -178,6 +178,30 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
             .filter(|r| r.contains("external dependency"))
             .count(),
         2,
+        "{out}"
+    );
+    // Every resource werf applies only after the pre-install hook that waits for
+    // serviceaccount/default waits for it too: the install stage's four, listed once each.
+    let through: Vec<&str> = v["lost"]
+        .as_array()
+        .expect("lost")
+        .iter()
+        .filter(|l| {
+            l["before"]["name"] == "default"
+                && l["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("only after Job/hook-subchart"))
+        })
+        .filter_map(|l| l["after"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        through,
+        [
+            "deployment-rootchart",
+            "deployment-subchart",
+            "service-rootchart",
+            "service-subchart"
+        ],
         "{out}"
     );
     // The rootchart Service werf deploys (weight 0) before the subchart's Deployment (weight 10).
