@@ -544,3 +544,29 @@ fn a_missing_path_is_named_as_missing() {
         "{err}"
     );
 }
+
+/// Argo CD applies the hooks of one phase and wave kind by kind (gitops-engine's `runTasks`);
+/// Helm runs hooks by weight, then name. With the wave as weight, the Job `a-migrate` would run
+/// before the `ServiceAccount` and `ConfigMap` it uses: each kind gets a weight of its own, in
+/// Argo CD's order, the next wave after them, and the proof keeps every kind-before-kind pair.
+#[test]
+fn argo_hooks_of_one_wave_keep_argos_kind_order() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/hook-kinds");
+    let (code, out, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "argo", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{report}");
+    let v = json(&out);
+    assert!(reasons(&v, "lost").is_empty(), "{out}");
+    let (_, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert!(report.contains("kept: 7 ordering constraints"), "{report}");
+    let weights: Vec<&str> = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("+    helm.sh/hook-weight: "))
+        .collect();
+    // a-migrate (Job), z-settings (ConfigMap), m-runner (ServiceAccount), b-seed (wave 1).
+    assert_eq!(weights, ["\"2\"", "\"1\"", "\"0\"", "\"3\""], "{diff}");
+}
