@@ -391,12 +391,35 @@ fn argo_cluster_api_operator_manual_edit_and_hooks() {
         "cluster-api-operator/templates/deployment.yaml"
     );
     assert_eq!(v["manual"][0]["snippet"], "helm.sh/resource-group: wave-0");
+    assert!(
+        v["manual"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("from the value `deploymentAnnotations`")),
+        "{out}"
+    );
     assert_eq!(v["lost"].as_array().map(Vec::len), Some(2), "{out}");
     assert_eq!(v["stricter"].as_array().map(Vec::len), Some(2), "{out}");
     snapshot_settings().bind(|| {
         insta::assert_snapshot!("migrate_argo_cluster_api_operator_diff", diff);
         insta::assert_snapshot!("migrate_argo_cluster_api_operator_json", out);
     });
+    // The manual edit made (the group in the value): the Namespaces Argo CD applies after the
+    // operator's Deployment (wave 1 after wave 0, none of the Deployment in them) wait for it
+    // in HIP-0025 too, proved on the re-rendered plan: nothing lost.
+    let grouped = format!("{chart}/grouped-values.yaml");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "-f", &values, "-f", &grouped, "--from", "argo"],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert!(report.contains("lost: 0"), "{report}");
+    assert_eq!(
+        diff.matches("\"helm.sh/depends-on/resource-groups\": '[\"wave-0\"]'")
+            .count(),
+        2,
+        "{diff}"
+    );
     let (code, diff, report) = migrate(
         &helm,
         tmp.path(),
