@@ -1,7 +1,9 @@
 //! `chartseq apply --dialect`: another tool's order **and its waits**, against the test API
 //! server (DIALECTS.md §1.4–1.5 werf, §2.4 Argo CD), the KOTS-style `all-properties-equal` wait
 //! through the deployer, uninstall in the reverse of the recorded dialect order, and the same
-//! ownership and `keep` rules as HIP-0025.
+//! ownership and `keep` rules as HIP-0025. Being moved to the real control plane
+//! (`tests/it/cluster/dialects.rs`), where werf's weights, Argo CD's phases and waves and its
+//! `generateName` hooks already are.
 
 use std::time::{Duration, Instant};
 
@@ -102,29 +104,6 @@ fn werf_stream() -> String {
             ),
         ),
     ])
-}
-
-#[test]
-fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
-    let env = start(
-        "resources:\n- {kind: Deployment, name: db, readyAfterMs: 700}\n- {kind: Deployment, name: web, readyAfterMs: 300}\n",
-    );
-    let path = env.stream("werf.yaml", &werf_stream());
-    let out = ok(apply(&env, &path, "werf"));
-    // Weight 1 goes out only once all of weight 0 is ready, the slow Deployment included.
-    let db_ready = t(&env, "ready", "Deployment", "db");
-    assert!(t(&env, "apply", "ConfigMap", "app") >= db_ready, "{out}");
-    assert!(t(&env, "apply", "Deployment", "web") >= db_ready);
-    // One weight's resources go together: the ConfigMap of weight 0 did not wait for db.
-    assert!(t(&env, "apply", "ConfigMap", "db-config") < db_ready);
-    // Weight -1 first.
-    assert!(t(&env, "apply", "ConfigMap", "data") <= t(&env, "apply", "Deployment", "db"));
-    // The last weight is waited too (werf tracks every resource).
-    assert!(out.contains("install:weight=1"), "{out}");
-    assert!(
-        out.contains("release shop applied: revision 1, status deployed"),
-        "{out}"
-    );
 }
 
 /// nelm applies what a workload refers to before it, in the same weight, with no annotation
@@ -317,30 +296,6 @@ fn argo_stream(post_sync: bool) -> String {
         ));
     }
     stream(&docs)
-}
-
-#[test]
-fn argo_runs_hook_phases_to_completion_and_waits_for_health_between_waves() {
-    let env = start(
-        "resources:\n- {kind: Job, name: migrate, readyAfterMs: 400}\n- {kind: Job, name: seed, readyAfterMs: 500}\n- {kind: Deployment, name: db, readyAfterMs: 300}\n- {kind: Deployment, name: web, readyAfterMs: 300}\n- {kind: Job, name: smoke, readyAfterMs: 100}\n",
-    );
-    let path = env.stream("argo.yaml", &argo_stream(true));
-    let out = ok(apply(&env, &path, "argo"));
-    let done = |kind, name| env.last_at("ready", kind, name).expect("became ready");
-    // PreSync hook completes before the Sync phase starts.
-    let migrated = done("Job", "migrate");
-    assert!(t(&env, "apply", "Job", "seed") >= migrated, "{out}");
-    assert!(t(&env, "apply", "Deployment", "db") >= migrated);
-    // Wave 1 waits for wave 0 to be healthy: the Job complete (Argo's Job health), not only
-    // started.
-    assert!(t(&env, "apply", "Deployment", "web") >= done("Job", "seed"));
-    assert!(t(&env, "apply", "Deployment", "web") >= done("Deployment", "db"));
-    // PostSync runs once the sync is healthy, and is run to completion.
-    assert!(t(&env, "apply", "Job", "smoke") >= done("Deployment", "web"));
-    assert!(
-        out.contains("PostSync:wave=0") && out.contains("ready"),
-        "{out}"
-    );
 }
 
 #[test]

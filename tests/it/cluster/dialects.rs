@@ -1,6 +1,7 @@
 //! Other tools' orders deployed on the real control plane: every step written only once the
 //! steps it waits for were ready, on the API server's clock, for the tools' own documented
-//! examples (`fixtures/dialects/`, sources named there).
+//! examples (`fixtures/dialects/`, sources named there) and for streams written here (werf's
+//! weights, Argo CD's hook phases and `generateName` hooks).
 
 use super::order::{assert_waits_held, plan};
 use super::{Ns, ok};
@@ -143,4 +144,162 @@ fn argo_generated_hooks_pass_the_lint_gate_and_uninstall_deletes_them() {
     for name in &migrate {
         assert!(deletions.contains(&format!("jobs/{name}")), "{deletions:?}");
     }
+}
+
+/// A Deployment whose pod kwok makes ready `delay` after it starts.
+fn deployment(name: &str, annotations: &str, delay: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  annotations:
+    placeholder: \"x\"{annotations}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+      annotations: {{pod-ready.stage.kwok.x-k8s.io/delay: {delay}}}
+    spec:
+      containers: [{{name: c, image: {name}:1}}]
+"
+    )
+}
+
+fn config_map(name: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  annotations:
+    placeholder: \"x\"{annotations}
+data: {{a: \"1\"}}
+"
+    )
+}
+
+/// A Job whose pod kwok completes 1 s after it starts.
+fn job(name: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  annotations:
+    placeholder: \"x\"{annotations}
+spec:
+  template:
+    metadata:
+      annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: 1s}}
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: {name}:1}}]
+"
+    )
+}
+
+/// A stream of `(template, document)` pairs of the chart `shop`.
+fn stream(docs: &[(&str, String)]) -> String {
+    let mut out = String::new();
+    for (file, doc) in docs {
+        out.push_str("---\n# Source: shop/templates/");
+        out.push_str(file);
+        out.push('\n');
+        out.push_str(doc);
+    }
+    out
+}
+
+/// Applies `text` in `dialect` and checks every wait of its plan on the API server's clock;
+/// the audit log then.
+fn apply_in_order(ns: &Ns, dialect: &str, text: &str, pairs: usize) -> super::Audit {
+    let path = ns.file("stream.yaml", text);
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        dialect,
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    assert!(out.contains("status deployed"), "{out}");
+    let steps = plan(&path, &["--dialect", dialect]);
+    assert_eq!(assert_waits_held(ns, &steps), pairs);
+    ns.audit()
+}
+
+/// werf: weight -1 (a kept `ConfigMap`), weight 0 (a `Deployment` ready 2 s after its pod
+/// starts and a `ConfigMap`), weight 1 (a `ConfigMap` and a `Deployment`): each weight goes out
+/// only once every resource of the one before is ready, the slow Deployment included, and the
+/// resources of one weight go together.
+#[test]
+fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
+    let Some(ns) = Ns::new("werf-weights") else {
+        return;
+    };
+    let text = stream(&[
+        ("db.yaml", deployment("db", "", "2s")),
+        ("db-config.yaml", config_map("db-config", "")),
+        ("app.yaml", config_map("app", "\n    werf.io/weight: \"1\"")),
+        (
+            "web.yaml",
+            deployment("web", "\n    werf.io/weight: \"1\"", "1s"),
+        ),
+        (
+            "data.yaml",
+            config_map(
+                "data",
+                "\n    werf.io/weight: \"-1\"\n    helm.sh/resource-policy: keep",
+            ),
+        ),
+    ]);
+    // 2 pairs (weight 0 after data), 4 (weight 1 after weight 0).
+    let audit = apply_in_order(&ns, "werf", &text, 6);
+    let db_ready = audit.ready("Deployment", "db");
+    // One weight's resources go together: the ConfigMap of weight 0 did not wait for db.
+    assert!(
+        audit.created("ConfigMap", "db-config").received < db_ready,
+        "{audit}"
+    );
+    // Uninstall deletes in reverse and keeps what is marked keep.
+    ok(ns.chartseq(&["uninstall", "shop"]));
+    assert!(ns.get("ConfigMap", "data").is_some());
+    assert!(ns.get("Deployment", "db").is_none());
+}
+
+/// Argo CD: a `PreSync` hook Job, wave 0 (a Job and a Deployment), wave 1 (a Deployment) and
+/// a `PostSync` hook Job: each phase runs to completion, each wave waits for the one before to
+/// be healthy (a Job complete, not only started), `PostSync` for the whole sync.
+#[test]
+fn argo_runs_hook_phases_to_completion_and_waits_for_health_between_waves() {
+    let Some(ns) = Ns::new("argo-phases") else {
+        return;
+    };
+    let text = stream(&[
+        (
+            "migrate.yaml",
+            job("migrate", "\n    argocd.argoproj.io/hook: PreSync"),
+        ),
+        ("seed.yaml", job("seed", "")),
+        ("db.yaml", deployment("db", "", "1s")),
+        (
+            "web.yaml",
+            deployment("web", "\n    argocd.argoproj.io/sync-wave: \"1\"", "1s"),
+        ),
+        (
+            "smoke.yaml",
+            job("smoke", "\n    argocd.argoproj.io/hook: PostSync"),
+        ),
+    ]);
+    // Wave 0 (2) after the PreSync hook, wave 1 after wave 0 (2), PostSync after wave 1.
+    let audit = apply_in_order(&ns, "argo", &text, 5);
+    // The seed Job counted complete, not started: wave 1 after its completion.
+    assert!(
+        audit.created("Deployment", "web").received > audit.ready("Job", "seed"),
+        "{audit}"
+    );
 }
