@@ -129,6 +129,14 @@ fn argo_generated_hooks_pass_the_lint_gate_and_uninstall_deletes_them() {
     // The PreSync hook completed before the release's object was written.
     let audit = ns.audit();
     let created = audit.created("ConfigMap", "app").received.clone();
+    // Created by POST (the server named them), never patched.
+    let job_writes: Vec<&str> = audit
+        .writes()
+        .filter(|e| e.resource == "jobs")
+        .map(|e| e.verb.as_str())
+        .collect();
+    assert_eq!(job_writes.len(), 6, "{audit}");
+    assert!(job_writes.iter().all(|v| *v == "create"), "{audit}");
     let first_ready = migrate
         .iter()
         .map(|m| audit.ready("Job", m))
