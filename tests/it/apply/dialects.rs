@@ -729,38 +729,6 @@ fn kots_waits_only_where_annotated_and_for_every_property() {
     assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
 }
 
-/// KOTS applies one object at a time and waits right after a `wait-for-ready` object before
-/// the next one (`ensureResourcesPresent`): what its kind order puts before `db` in the phase
-/// goes out at once, what comes after it (the migration Job, a Deployment later in the input)
-/// only once `db` is ready.
-#[test]
-fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
-    let env = start(
-        "resources:\n- {kind: Deployment, name: db, readyAfterMs: 600}\n- {kind: Job, name: migrate, readyAfterMs: 50}\n",
-    );
-    let path = env.stream(
-        "kots.yaml",
-        &stream(&[
-            ("migrate.yaml", job("migrate", "")),
-            (
-                "db.yaml",
-                deployment("db", "\n    kots.io/wait-for-ready: \"true\""),
-            ),
-            ("web.yaml", deployment("web", "")),
-            ("settings.yaml", config_map("settings", "")),
-        ]),
-    );
-    let out = ok(apply(&env, &path, "kots"));
-    let db_ready = t(&env, "ready", "Deployment", "db");
-    assert!(
-        t(&env, "apply", "ConfigMap", "settings") < db_ready,
-        "{out}"
-    );
-    assert!(t(&env, "apply", "Job", "migrate") >= db_ready, "{out}");
-    assert!(t(&env, "apply", "Deployment", "web") >= db_ready, "{out}");
-    assert!(out.contains("phase=0 after Deployment/db"), "{out}");
-}
-
 /// kapp: `app` waits for the change group of the slow `db`; `cache` is in no group and waits
 /// for nothing; `metrics` disables kapp's wait, so what waits for it does not wait for ready.
 fn kapp_stream() -> String {

@@ -311,3 +311,38 @@ fn argo_runs_hook_phases_to_completion_and_waits_for_health_between_waves() {
         "{audit}"
     );
 }
+
+/// KOTS applies one object at a time and waits right after a `wait-for-ready` object before
+/// the next one (`ensureResourcesPresent`): what its kind order puts before `db` in the phase
+/// goes out at once, what comes after it (the migration Job, a Deployment later in the input)
+/// only once `db` is ready.
+#[test]
+fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
+    let Some(ns) = Ns::new("kots-wait") else {
+        return;
+    };
+    let text = stream(&[
+        ("migrate.yaml", job("migrate", "")),
+        (
+            "db.yaml",
+            deployment("db", "\n    kots.io/wait-for-ready: \"true\"", "2s"),
+        ),
+        ("web.yaml", deployment("web", "", "1s")),
+        ("settings.yaml", config_map("settings", "")),
+    ]);
+    // The Job and the later Deployment after the ConfigMap and db: 4 pairs.
+    let audit = apply_in_order(&ns, "kots", &text, 4);
+    let db_ready = audit.ready("Deployment", "db");
+    assert!(
+        audit.created("ConfigMap", "settings").received < db_ready,
+        "{audit}"
+    );
+    assert!(
+        audit.created("Job", "migrate").received > db_ready,
+        "{audit}"
+    );
+    assert!(
+        audit.created("Deployment", "web").received > db_ready,
+        "{audit}"
+    );
+}
