@@ -148,25 +148,6 @@ fn werf_applies_what_a_workload_refers_to_first() {
 }
 
 #[test]
-fn werf_waits_for_a_job_to_complete_where_kstatus_would_count_it_started() {
-    let env = start("resources:\n- {kind: Job, name: seed, readyAfterMs: 600}\n");
-    let path = env.stream(
-        "werf.yaml",
-        &stream(&[
-            ("seed.yaml", job("seed", "")),
-            ("app.yaml", config_map("app", "\n    werf.io/weight: \"1\"")),
-        ]),
-    );
-    ok(apply(&env, &path, "werf"));
-    // The Job's status is written twice: started at once, complete 600 ms later.
-    let completed = env
-        .last_at("ready", "Job", "seed")
-        .expect("the Job completed");
-    assert!(completed > t(&env, "ready", "Job", "seed"));
-    assert!(t(&env, "apply", "ConfigMap", "app") >= completed);
-}
-
-#[test]
 fn werf_waits_for_external_dependencies_to_exist_then_proceeds() {
     let env = start("");
     let path = env.stream(
@@ -727,46 +708,6 @@ fn kots_waits_only_where_annotated_and_for_every_property() {
     assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Deployment", "db"));
     assert!(env.at("ready", "Deployment", "never").is_none());
     assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
-}
-
-/// kapp: `app` waits for the change group of the slow `db`; `cache` is in no group and waits
-/// for nothing; `metrics` disables kapp's wait, so what waits for it does not wait for ready.
-fn kapp_stream() -> String {
-    let group = |g: &str| format!("\n    kapp.k14s.io/change-group: \"shop.io/{g}\"");
-    let after =
-        |g: &str| format!("\n    kapp.k14s.io/change-rule: \"upsert after upserting shop.io/{g}\"");
-    stream(&[
-        ("db.yaml", deployment("db", &group("db"))),
-        ("app.yaml", config_map("app", &after("db"))),
-        ("cache.yaml", config_map("cache", "")),
-        (
-            "metrics.yaml",
-            deployment(
-                "metrics",
-                &format!("{}\n    kapp.k14s.io/disable-wait: \"\"", group("metrics")),
-            ),
-        ),
-        ("dash.yaml", config_map("dash", &after("metrics"))),
-    ])
-}
-
-#[test]
-fn kapp_applies_a_change_once_what_it_waits_for_is_done() {
-    let env = start(
-        "resources:\n- {kind: Deployment, name: db, readyAfterMs: 700}\n- {kind: Deployment, name: metrics, readyAfterMs: 5000}\n",
-    );
-    let path = env.stream("kapp.yaml", &kapp_stream());
-    let out = ok(apply(&env, &path, "kapp"));
-    let db_ready = t(&env, "ready", "Deployment", "db");
-    assert!(t(&env, "apply", "ConfigMap", "app") >= db_ready, "{out}");
-    // Nothing orders `cache`: it goes out with the first changes.
-    assert!(t(&env, "apply", "ConfigMap", "cache") < db_ready, "{out}");
-    // `metrics` is not waited for (ready only 5 s after its apply), so `dash`, which waits
-    // for its group, went out long before.
-    assert!(
-        t(&env, "apply", "ConfigMap", "dash") < t(&env, "apply", "Deployment", "metrics") + 2500,
-        "{out}"
-    );
 }
 
 #[test]

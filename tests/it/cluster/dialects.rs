@@ -346,3 +346,86 @@ fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
         "{audit}"
     );
 }
+
+/// werf waits for a Job to complete (kubedog), where kstatus would count it ready once started.
+#[test]
+fn werf_waits_for_a_job_to_complete_where_kstatus_would_count_it_started() {
+    let Some(ns) = Ns::new("werf-job") else {
+        return;
+    };
+    let text = stream(&[
+        ("seed.yaml", job("seed", "")),
+        ("app.yaml", config_map("app", "\n    werf.io/weight: \"1\"")),
+    ]);
+    let audit = apply_in_order(&ns, "werf", &text, 1);
+    // The Job's controller wrote it started before it wrote it complete; app after complete.
+    let started = audit
+        .events
+        .iter()
+        .find(|e| e.resource == "jobs" && e.name == "seed" && e.subresource == "status")
+        .map(|e| e.received.clone())
+        .expect("the Job's status");
+    let completed = audit.ready("Job", "seed");
+    assert!(started < completed, "{audit}");
+    assert!(
+        audit.created("ConfigMap", "app").received > completed,
+        "{audit}"
+    );
+}
+
+/// kapp: `app` waits for the change group of the slow `db`; `cache` is in no group and waits
+/// for nothing; `metrics` disables kapp's wait, so `dash`, which waits for its group, does not
+/// wait for it to be ready.
+#[test]
+fn kapp_applies_a_change_once_what_it_waits_for_is_done() {
+    let Some(ns) = Ns::new("kapp-changes") else {
+        return;
+    };
+    let group = |g: &str| format!("\n    kapp.k14s.io/change-group: \"shop.io/{g}\"");
+    let after =
+        |g: &str| format!("\n    kapp.k14s.io/change-rule: \"upsert after upserting shop.io/{g}\"");
+    let text = stream(&[
+        ("db.yaml", deployment("db", &group("db"), "2s")),
+        ("app.yaml", config_map("app", &after("db"))),
+        ("cache.yaml", config_map("cache", "")),
+        (
+            "metrics.yaml",
+            deployment(
+                "metrics",
+                &format!("{}\n    kapp.k14s.io/disable-wait: \"\"", group("metrics")),
+                "60s",
+            ),
+        ),
+        ("dash.yaml", config_map("dash", &after("metrics"))),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "kapp",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    assert!(out.contains("status deployed"), "{out}");
+    let audit = ns.audit();
+    let db_ready = audit.ready("Deployment", "db");
+    assert!(
+        audit.created("ConfigMap", "app").received > db_ready,
+        "{audit}"
+    );
+    // Nothing orders `cache`: it goes out with the first changes.
+    assert!(
+        audit.created("ConfigMap", "cache").received < db_ready,
+        "{audit}"
+    );
+    // `metrics` is not waited for: `dash` is out while it is still not available.
+    assert!(audit.written("ConfigMap", "dash"), "{audit}");
+    let metrics = ns.get("Deployment", "metrics").expect("metrics");
+    assert!(
+        metrics["status"]["availableReplicas"].as_i64().unwrap_or(0) == 0,
+        "{metrics}"
+    );
+}
