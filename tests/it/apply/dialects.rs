@@ -5,7 +5,7 @@
 //! (`tests/it/cluster/dialects.rs`), where werf's weights, Argo CD's phases and waves and its
 //! `generateName` hooks already are.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::support::{Env, start, t};
 
@@ -145,114 +145,6 @@ fn werf_applies_what_a_workload_refers_to_first() {
         env.log()
     );
     assert!(env.position("apply", "Secret", "token") < env.position("apply", "Deployment", "app"));
-}
-
-#[test]
-fn werf_waits_for_external_dependencies_to_exist_then_proceeds() {
-    let env = start("");
-    let path = env.stream(
-        "werf.yaml",
-        &stream(&[
-            (
-                "uses-cert.yaml",
-                config_map(
-                    "uses-cert",
-                    "\n    tls.external-dependency.werf.io: v1:Secret:tls",
-                ),
-            ),
-            (
-                "uses-creds.yaml",
-                config_map(
-                    "uses-creds",
-                    "\n    creds.external-dependency.werf.io/resource: secret/creds",
-                ),
-            ),
-            ("free.yaml", config_map("free", "")),
-        ]),
-    );
-    let child = env
-        .cmd(&[
-            "apply",
-            &path,
-            "--release",
-            "shop",
-            "-n",
-            "default",
-            "--dialect",
-            "werf",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("chartseq starts");
-    // Its weight's other resource goes out at once; the two that depend on Secrets do not.
-    let started = Instant::now();
-    while env.at("apply", "ConfigMap", "free").is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "free was never applied"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(!env.exists("ConfigMap", "uses-cert"));
-    assert!(!env.exists("ConfigMap", "uses-creds"));
-    // Someone else creates the Secrets: the install proceeds.
-    for name in ["tls", "creds"] {
-        env.create_as(
-            "kubectl",
-            &format!("/api/v1/namespaces/default/secrets/{name}"),
-            &format!(
-                "{{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{{\"name\":\"{name}\"}}}}"
-            ),
-        );
-    }
-    let output = child.wait_with_output().expect("chartseq ends");
-    let (out, err) = (
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-    );
-    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
-    assert!(t(&env, "apply", "ConfigMap", "uses-cert") >= t(&env, "apply", "Secret", "tls"));
-    assert!(t(&env, "apply", "ConfigMap", "uses-creds") >= t(&env, "apply", "Secret", "creds"));
-    // The Secrets are not the release's: uninstall leaves them alone.
-    ok(env.run(&["uninstall", "shop", "-n", "default"]));
-    assert!(env.exists("Secret", "tls") && env.exists("Secret", "creds"));
-    assert!(!env.exists("ConfigMap", "uses-cert"));
-}
-
-#[test]
-fn werf_external_dependency_that_never_appears_times_out_naming_it() {
-    let env = start("");
-    let path = env.stream(
-        "werf.yaml",
-        &stream(&[(
-            "uses-cert.yaml",
-            config_map(
-                "uses-cert",
-                "\n    tls.external-dependency.werf.io: v1:Secret:other-ns:tls",
-            ),
-        )]),
-    );
-    let (code, out, err) = env.run(&[
-        "apply",
-        &path,
-        "--release",
-        "shop",
-        "-n",
-        "default",
-        "--dialect",
-        "werf",
-        "--readiness-timeout",
-        "1s",
-    ]);
-    assert_eq!(code, 1, "{out}\n{err}");
-    assert!(
-        err.contains("(external dependencies): timed out after 1s waiting for 1 resource(s):")
-            && err.contains("Secret/tls (namespace other-ns): not found"),
-        "{err}"
-    );
-    assert!(!env.exists("ConfigMap", "uses-cert"));
 }
 
 /// Argo CD: a `PreSync` hook, wave 0 (a `Job` and a `Deployment`), wave 1 (a `Deployment`), a

@@ -429,3 +429,118 @@ fn kapp_applies_a_change_once_what_it_waits_for_is_done() {
         "{metrics}"
     );
 }
+
+/// werf: an object that waits for objects outside the release (an external dependency, both
+/// spellings) is applied only once they exist; its weight's other resource goes out at once;
+/// uninstall leaves the external objects alone.
+#[test]
+fn werf_waits_for_external_dependencies_to_exist_then_proceeds() {
+    let Some(ns) = Ns::new("werf-external") else {
+        return;
+    };
+    let text = stream(&[
+        (
+            "uses-cert.yaml",
+            config_map(
+                "uses-cert",
+                "\n    tls.external-dependency.werf.io: v1:Secret:tls",
+            ),
+        ),
+        (
+            "uses-creds.yaml",
+            config_map(
+                "uses-creds",
+                "\n    creds.external-dependency.werf.io/resource: secret/creds",
+            ),
+        ),
+        ("free.yaml", config_map("free", "")),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let child = ns
+        .command(&[
+            "apply",
+            &path,
+            "--dialect",
+            "werf",
+            "--release",
+            "shop",
+            "--timeout",
+            "2m",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("chartseq starts");
+    let started = std::time::Instant::now();
+    while ns.get("ConfigMap", "free").is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "free was never applied"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(ns.get("ConfigMap", "uses-cert").is_none());
+    assert!(ns.get("ConfigMap", "uses-creds").is_none());
+    // Someone else creates the Secrets: the install proceeds.
+    for name in ["tls", "creds"] {
+        let (code, _, err) = ns.kubectl(&["create", "secret", "generic", name]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let output = child.wait_with_output().expect("chartseq ends");
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    let audit = ns.audit();
+    for (uses, secret) in [("uses-cert", "tls"), ("uses-creds", "creds")] {
+        let secret_at = audit
+            .events
+            .iter()
+            .find(|e| e.resource == "secrets" && e.name == secret && e.verb == "create")
+            .map(|e| e.completed.clone())
+            .expect("the Secret's creation");
+        assert!(
+            audit.created("ConfigMap", uses).received > secret_at,
+            "{audit}"
+        );
+    }
+    ok(ns.chartseq(&["uninstall", "shop"]));
+    assert!(ns.get("Secret", "tls").is_some() && ns.get("Secret", "creds").is_some());
+    assert!(ns.get("ConfigMap", "uses-cert").is_none());
+}
+
+/// werf: an external dependency that never appears times out naming it, and the object that
+/// waits for it is never applied.
+#[test]
+fn werf_external_dependency_that_never_appears_times_out_naming_it() {
+    let Some(ns) = Ns::new("werf-external-missing") else {
+        return;
+    };
+    let text = stream(&[(
+        "uses-cert.yaml",
+        config_map(
+            "uses-cert",
+            "\n    tls.external-dependency.werf.io: v1:Secret:other-ns:tls",
+        ),
+    )]);
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "werf",
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "1s",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("(external dependencies): timed out after 1s waiting for 1 resource(s):")
+            && err.contains("Secret/tls (namespace other-ns): not found"),
+        "{err}"
+    );
+    assert!(ns.get("ConfigMap", "uses-cert").is_none());
+}
