@@ -208,40 +208,6 @@ fn argo_does_not_wait_for_the_last_wave_without_hooks() {
 }
 
 #[test]
-fn uninstall_of_a_dialect_release_deletes_in_the_reverse_of_its_recorded_order() {
-    let env = start("");
-    let path = env.stream("werf.yaml", &werf_stream());
-    ok(apply(&env, &path, "werf"));
-    let from = env.log().len();
-    let out = ok(env.run(&["uninstall", "shop", "-n", "default"]));
-    let deleted: Vec<String> = env.log()[from..]
-        .iter()
-        .filter(|e| e.verb == "delete" && e.kind != "Secret")
-        .map(|e| format!("{}/{}", e.kind, e.name))
-        .collect();
-    // Weight 1, then weight 0; weight -1's ConfigMap is kept (resource-policy keep).
-    let position = |name: &str| {
-        deleted
-            .iter()
-            .position(|d| d == name)
-            .unwrap_or_else(|| panic!("{name} not deleted: {deleted:?}"))
-    };
-    assert!(
-        position("Deployment/web") < position("Deployment/db"),
-        "{deleted:?}"
-    );
-    assert!(position("ConfigMap/app") < position("ConfigMap/db-config"));
-    assert!(
-        !deleted.contains(&"ConfigMap/data".to_owned()),
-        "{deleted:?}"
-    );
-    assert!(env.exists("ConfigMap", "data"));
-    assert!(out.contains("ConfigMap/data"), "{out}");
-    // The release's revisions are gone; only the kept object is left.
-    assert_eq!(env.leftovers(), ["ConfigMap/default/data"]);
-}
-
-#[test]
 fn ownership_is_checked_the_same_under_a_dialect() {
     let env = start("");
     env.create_as(
@@ -600,29 +566,4 @@ fn kots_waits_only_where_annotated_and_for_every_property() {
     assert!(t(&env, "apply", "ConfigMap", "consumer") >= t(&env, "ready", "Deployment", "db"));
     assert!(env.at("ready", "Deployment", "never").is_none());
     assert!(t(&env, "apply", "ConfigMap", "late") >= t(&env, "apply", "ConfigMap", "consumer"));
-}
-
-#[test]
-fn kapp_exists_objects_are_refused_before_anything_is_applied() {
-    let env = start("resources: []\n");
-    let path = env.stream(
-        "kapp.yaml",
-        &stream(&[
-            ("app.yaml", config_map("app", "")),
-            (
-                "ns.yaml",
-                config_map("shared", "\n    kapp.k14s.io/exists: \"\""),
-            ),
-        ]),
-    );
-    let (code, out, err) = apply(&env, &path, "kapp");
-    assert_eq!(code, 2, "{out}\n{err}");
-    assert!(
-        err.contains("kapp.k14s.io/exists") && err.contains("ConfigMap/shared"),
-        "{err}"
-    );
-    assert!(
-        env.at("apply", "ConfigMap", "app").is_none(),
-        "nothing applied"
-    );
 }

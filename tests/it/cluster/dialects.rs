@@ -273,8 +273,26 @@ fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
         audit.created("ConfigMap", "db-config").received < db_ready,
         "{audit}"
     );
-    // Uninstall deletes in reverse and keeps what is marked keep.
-    ok(ns.chartseq(&["uninstall", "shop"]));
+    // Uninstall deletes in the reverse of the recorded order (weight 1, then weight 0) and
+    // keeps what is marked keep (weight -1's ConfigMap), saying so.
+    let out = ok(ns.chartseq(&["uninstall", "shop"]));
+    assert!(out.contains("ConfigMap/data"), "{out}");
+    let deleted = ns.audit().deletions();
+    let position = |name: &str| {
+        deleted
+            .iter()
+            .position(|d| d == name)
+            .unwrap_or_else(|| panic!("{name} not deleted: {deleted:?}"))
+    };
+    assert!(
+        position("deployments/web") < position("deployments/db"),
+        "{deleted:?}"
+    );
+    assert!(position("configmaps/app") < position("configmaps/db-config"));
+    assert!(
+        !deleted.contains(&"configmaps/data".to_owned()),
+        "{deleted:?}"
+    );
     assert!(ns.get("ConfigMap", "data").is_some());
     assert!(ns.get("Deployment", "db").is_none());
 }
@@ -543,4 +561,28 @@ fn werf_external_dependency_that_never_appears_times_out_naming_it() {
         "{err}"
     );
     assert!(ns.get("ConfigMap", "uses-cert").is_none());
+}
+
+/// kapp never creates an object marked `kapp.k14s.io/exists` (it waits for someone else to):
+/// such a chart is refused before anything is applied.
+#[test]
+fn kapp_exists_objects_are_refused_before_anything_is_applied() {
+    let Some(ns) = Ns::new("kapp-exists") else {
+        return;
+    };
+    let text = stream(&[
+        ("app.yaml", config_map("app", "")),
+        (
+            "ns.yaml",
+            config_map("shared", "\n    kapp.k14s.io/exists: \"\""),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&["apply", &path, "--dialect", "kapp", "--release", "shop"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        err.contains("kapp.k14s.io/exists") && err.contains("ConfigMap/shared"),
+        "{err}"
+    );
+    assert!(ns.audit().writes().next().is_none(), "nothing applied");
 }
