@@ -208,31 +208,6 @@ fn argo_does_not_wait_for_the_last_wave_without_hooks() {
 }
 
 #[test]
-fn ownership_is_checked_the_same_under_a_dialect() {
-    let env = start("");
-    env.create_as(
-        "kubectl",
-        "/api/v1/namespaces/default/configmaps/app",
-        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"app\"},\"data\":{\"owner\":\"team-b\"}}",
-    );
-    let path = env.stream("werf.yaml", &werf_stream());
-    for dialect in ["werf", "argo"] {
-        let (code, out, err) = apply(&env, &path, dialect);
-        assert_eq!(code, 1, "{out}\n{err}");
-        assert!(
-            err.contains("do not belong to release shop") && err.contains("ConfigMap/app"),
-            "{err}"
-        );
-        // Nothing was applied, and the foreign object is untouched.
-        assert!(!env.exists("Deployment", "db"));
-        assert_eq!(
-            env.get("ConfigMap", "app").expect("still there")["data"]["owner"],
-            "team-b"
-        );
-    }
-}
-
-#[test]
 fn a_dialect_release_reads_back_with_its_order_and_waits() {
     let env = start("");
     let path = env.stream("werf.yaml", &werf_stream());
@@ -398,26 +373,6 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
     install_with_wait(&env, Wait::Exists).expect("installs");
     let first_status = env.at("ready", "Widget", "w").unwrap_or(u64::MAX);
     assert!(t(&env, "apply", "ConfigMap", "consumer") < first_status);
-}
-
-#[test]
-fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("werf.yaml");
-    std::fs::write(&path, werf_stream()).expect("written");
-    let (code, _, err) = crate::run(crate::chartseq().args([
-        "plan",
-        path.to_str().expect("UTF-8"),
-        "--dialect",
-        "werf",
-        "--uninstall",
-    ]));
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--uninstall is only supported with --dialect hip")
-            && err.contains("`chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded"),
-        "{err}"
-    );
 }
 
 #[test]

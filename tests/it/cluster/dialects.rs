@@ -586,3 +586,60 @@ fn kapp_exists_objects_are_refused_before_anything_is_applied() {
     );
     assert!(ns.audit().writes().next().is_none(), "nothing applied");
 }
+
+/// The werf stream of the weights test, without the pod delays that matter only for waits.
+fn werf_stream() -> String {
+    stream(&[
+        ("db.yaml", deployment("db", "", "1s")),
+        ("db-config.yaml", config_map("db-config", "")),
+        ("app.yaml", config_map("app", "\n    werf.io/weight: \"1\"")),
+    ])
+}
+
+/// Ownership is checked the same under a dialect as in HIP-0025: an object of someone else
+/// stops the run before anything is applied, and is left untouched.
+#[test]
+fn ownership_is_checked_the_same_under_a_dialect() {
+    let Some(ns) = Ns::new("dialect-ownership") else {
+        return;
+    };
+    let (code, _, err) = ns.kubectl(&["create", "configmap", "app", "--from-literal=owner=team-b"]);
+    assert_eq!(code, 0, "{err}");
+    let path = ns.file("stream.yaml", &werf_stream());
+    for dialect in ["werf", "argo"] {
+        let (code, out, err) =
+            ns.chartseq(&["apply", &path, "--dialect", dialect, "--release", "shop"]);
+        assert_eq!(code, 1, "{out}\n{err}");
+        assert!(
+            err.contains("do not belong to release shop") && err.contains("ConfigMap/app"),
+            "{err}"
+        );
+        assert!(ns.get("Deployment", "db").is_none());
+        assert_eq!(
+            ns.get("ConfigMap", "app").expect("still there")["data"]["owner"],
+            "team-b"
+        );
+    }
+}
+
+/// `plan --uninstall` is HIP-0025's order only; the refusal says what `uninstall` does with a
+/// release applied in a dialect.
+#[test]
+fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("werf.yaml");
+    std::fs::write(&path, werf_stream()).expect("written");
+    let (code, _, err) = crate::run(crate::chartseq().args([
+        "plan",
+        path.to_str().expect("UTF-8"),
+        "--dialect",
+        "werf",
+        "--uninstall",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--uninstall is only supported with --dialect hip")
+            && err.contains("`chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded"),
+        "{err}"
+    );
+}
