@@ -106,47 +106,6 @@ fn werf_stream() -> String {
     ])
 }
 
-/// nelm applies what a workload refers to before it, in the same weight, with no annotation
-/// (its automatic dependencies): here the service account the Deployment runs as and the secret
-/// it reads, which a by-kind-and-name listing would put after it.
-#[test]
-fn werf_applies_what_a_workload_refers_to_first() {
-    let env = start("resources:\n- {kind: Deployment, name: app, readyAfterMs: 100}\n");
-    let app = deployment("app", "").replace(
-        "      containers: [{name: c, image: app:1}]\n",
-        "      serviceAccountName: runner\n      containers: [{name: c, image: app:1, env: [{name: A, valueFrom: {secretKeyRef: {name: token, key: a}}}]}]\n",
-    );
-    let path = env.stream(
-        "werf.yaml",
-        &stream(&[
-            ("app.yaml", app),
-            (
-                "sa.yaml",
-                "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n".to_owned(),
-            ),
-            (
-                "token.yaml",
-                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData: {a: b}\n"
-                    .to_owned(),
-            ),
-        ]),
-    );
-    let out = ok(apply(&env, &path, "werf"));
-    let app_at = t(&env, "apply", "Deployment", "app");
-    assert!(
-        t(&env, "apply", "ServiceAccount", "runner") <= app_at,
-        "{out}"
-    );
-    assert!(t(&env, "apply", "Secret", "token") <= app_at, "{out}");
-    assert!(
-        env.position("apply", "ServiceAccount", "runner")
-            < env.position("apply", "Deployment", "app"),
-        "{:#?}",
-        env.log()
-    );
-    assert!(env.position("apply", "Secret", "token") < env.position("apply", "Deployment", "app"));
-}
-
 /// Argo CD: a `PreSync` hook, wave 0 (a `Job` and a `Deployment`), wave 1 (a `Deployment`), a
 /// `PostSync` hook.
 fn argo_stream(post_sync: bool) -> String {
@@ -169,42 +128,6 @@ fn argo_stream(post_sync: bool) -> String {
         ));
     }
     stream(&docs)
-}
-
-#[test]
-fn argo_does_not_wait_for_the_last_wave_without_hooks() {
-    // web (the last wave, no hook) never becomes healthy: Argo reports the sync done once it
-    // is applied.
-    let env = start("resources:\n- {kind: Deployment, name: web, never: true}\n");
-    let path = env.stream("argo.yaml", &argo_stream(false));
-    let (code, out, err) = env.run(&[
-        "apply",
-        &path,
-        "--release",
-        "shop",
-        "-n",
-        "default",
-        "--dialect",
-        "argo",
-        "--readiness-timeout",
-        "2s",
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert!(env.exists("Deployment", "web"));
-    // With HIP-0025 the same never-ready Deployment fails the release.
-    let env = start("resources:\n- {kind: Deployment, name: web, never: true}\n");
-    let path = env.stream("argo.yaml", &argo_stream(false));
-    let (code, _, err) = env.run(&[
-        "apply",
-        &path,
-        "--release",
-        "shop",
-        "-n",
-        "default",
-        "--readiness-timeout",
-        "1s",
-    ]);
-    assert_eq!(code, 1, "{err}");
 }
 
 #[test]

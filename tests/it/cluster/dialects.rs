@@ -643,3 +643,82 @@ fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
         "{err}"
     );
 }
+
+/// nelm applies what a workload refers to before it, in the same weight, with no annotation
+/// (its automatic dependencies): the service account the Deployment runs as and the secret it
+/// reads, which a by-kind-and-name listing would put after it.
+#[test]
+fn werf_applies_what_a_workload_refers_to_first() {
+    let Some(ns) = Ns::new("werf-auto") else {
+        return;
+    };
+    let app = deployment("app", "", "1s").replace(
+        "      containers: [{name: c, image: app:1}]\n",
+        "      serviceAccountName: runner\n      containers: [{name: c, image: app:1, env: [{name: A, valueFrom: {secretKeyRef: {name: token, key: a}}}]}]\n",
+    );
+    let text = stream(&[
+        ("app.yaml", app),
+        (
+            "sa.yaml",
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n".to_owned(),
+        ),
+        (
+            "token.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData: {a: b}\n"
+                .to_owned(),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    ok(ns.chartseq(&["apply", &path, "--dialect", "werf", "--release", "shop"]));
+    let audit = ns.audit();
+    let app_at = &audit.created("Deployment", "app").received;
+    assert!(
+        audit.created("ServiceAccount", "runner").completed < *app_at,
+        "{audit}"
+    );
+    assert!(
+        audit.created("Secret", "token").completed < *app_at,
+        "{audit}"
+    );
+}
+
+/// Argo CD reports a sync done once its last wave is applied when no hook follows it, so a
+/// Deployment of that wave that is never healthy does not fail it; HIP-0025 waits for it and
+/// fails.
+#[test]
+fn argo_does_not_wait_for_the_last_wave_without_hooks() {
+    let Some(ns) = Ns::new("argo-last-wave") else {
+        return;
+    };
+    let text = stream(&[
+        ("db.yaml", deployment("db", "", "1s")),
+        (
+            "web.yaml",
+            deployment("web", "\n    argocd.argoproj.io/sync-wave: \"1\"", "1h"),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "3s",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(ns.get("Deployment", "web").is_some());
+    let (code, _, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--release",
+        "hip",
+        "--take-ownership",
+        "--readiness-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("timed out") && err.contains("Deployment/web"), "{err}");
+}
