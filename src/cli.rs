@@ -37,7 +37,7 @@ pub enum Command {
     /// Print the install order: CRDs, pre-install hooks, subchart and resource-group batches,
     /// unsequenced resources, post-install hooks.
     Plan(PlanArgs),
-    /// Print the documents in install order with `## START/END resource-group` markers.
+    /// Print the documents as the reference's `helm template` does, or (`--markers`) in install order with `## START/END resource-group` markers.
     Template(TemplateArgs),
     /// Find sequencing mistakes (rules CS000-CS901), each pointing at the template line.
     #[command(after_long_help = LINT_HELP)]
@@ -862,6 +862,10 @@ pub struct PlanArgs {
 #[command(mut_arg("target", |a| a
     .value_name("[NAME] TARGET")
     .help("A chart directory, a packaged chart (.tgz), a rendered stream file, or `-` for stdin; as helm's `helm template NAME CHART`, a release name may come first")))]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches"
+)]
 pub struct TemplateArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -871,14 +875,21 @@ pub struct TemplateArgs {
     /// Whose order to print the documents in.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
+    /// Print the install order with `## START/END resource-group` markers and without
+    /// `helm.sh/depends-on/resource-groups`, as helm/helm#32314's ordered `helm template` did.
+    /// Without it, the output is what the split pull requests' `helm template` prints: Helm's
+    /// kind order, no markers, the key kept.
+    #[arg(long)]
+    pub markers: bool,
     /// Remove `helm.sh/depends-on/resource-groups` (not a valid annotation key: `kubectl apply`
-    /// refuses it). Helm's `helm template` keeps it, and so does chartseq unless asked.
+    /// refuses it). Helm's `helm template` keeps it, and so does chartseq unless asked (or
+    /// given --markers).
     #[arg(long = "strip-sequencing-annotations")]
     pub strip_sequencing_annotations: bool,
-    /// Kept for scripts written when stripping was the default; the key is kept anyway.
+    /// With --markers, keep `helm.sh/depends-on/resource-groups` (so that the output can be
+    /// planned again with its groups' dependencies).
     #[arg(
         long = "keep-sequencing-annotations",
-        hide = true,
         conflicts_with = "strip_sequencing_annotations"
     )]
     pub keep_sequencing_annotations: bool,
@@ -1127,7 +1138,9 @@ fn run(
             let input = args.input_of_helm_form()?;
             let options = crate::plan::output::TemplateOptions {
                 include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
-                keep_sequencing_annotations: !args.strip_sequencing_annotations,
+                keep_sequencing_annotations: !args.strip_sequencing_annotations
+                    && (!args.markers || args.keep_sequencing_annotations),
+                markers: args.markers,
             };
             commands::template(&input, args.dialect.choice(), options, out, err)
         }

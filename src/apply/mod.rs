@@ -677,7 +677,8 @@ async fn uninstall_objects(
     let hooks: BTreeSet<usize> = latest.hooks.iter().copied().collect();
     runner
         .delete_steps(latest, &deploy::reverse_steps(latest, Some(&hooks)))
-        .await
+        .await?;
+    runner.delete_generated_leftovers(latest).await
 }
 
 /// Every readable revision of a release, oldest first, and the storage objects that could

@@ -354,7 +354,11 @@ impl Record {
             crate::parse::Limits::default(),
         );
         let plan = crate::plan::plan(&model).ok();
-        let mut record = from_model(&model, plan.as_ref(), &name, &namespace, false)
+        // A release applied in Argo CD's order holds its hooks named by `generateName`.
+        let argo = release
+            .get("chartseq")
+            .is_some_and(|o| o["dialect"].as_str() == Some(crate::plan::Dialect::Argo.name()));
+        let mut record = from_model(&model, plan.as_ref(), &name, &namespace, false, argo)
             .map_err(|e| format!("release {name} revision {revision}: {e}"))?;
         let own = release.remove("chartseq");
         let dialect = own
@@ -489,7 +493,8 @@ pub fn record_from_plan(
     name: &str,
     namespace: &str,
 ) -> Result<Record, String> {
-    let mut record = from_model(model, Some(plan), name, namespace, true)?;
+    let argo = plan.dialect == crate::plan::Dialect::Argo;
+    let mut record = from_model(model, Some(plan), name, namespace, true, argo)?;
     record.sequenced = true;
     record.plan_recorded = true;
     record.first_deployed = Some(now());
@@ -499,13 +504,15 @@ pub fn record_from_plan(
 }
 
 /// The objects of a model in stored order (`by_plan`: install order) and the steps of its
-/// plan (one unsequenced step when there is no plan).
+/// plan (one unsequenced step when there is no plan); with `argo`, Argo CD's hooks named only
+/// by `generateName` too.
 fn from_model(
     model: &Model,
     plan: Option<&Plan>,
     name: &str,
     namespace: &str,
     by_plan: bool,
+    argo: bool,
 ) -> Result<Record, String> {
     let mut items = Vec::new();
     let mut by_doc = BTreeMap::new();
@@ -516,11 +523,7 @@ fn from_model(
             // a name the server makes, on every run (the deployer POSTs it).
             Content::NotAnObject {
                 generated: Some(r), ..
-            } if r.argo.is_hook
-                && plan.is_some_and(|p| p.dialect == crate::plan::Dialect::Argo) =>
-            {
-                r
-            }
+            } if r.argo.is_hook && argo => r,
             // Documents that are not objects were reported (and stop the deploy unless
             // --no-lint); they cannot be sent.
             Content::Empty | Content::Invalid { .. } | Content::NotAnObject { .. } => continue,

@@ -796,6 +796,7 @@ pub fn apply(
             run.timeout,
             run.readiness_timeout,
             run.wait_for_jobs,
+            dialect,
             err,
         )?;
         if gate.failed {
@@ -819,7 +820,7 @@ pub fn apply(
     if dialect == plan::Dialect::Hip {
         super::report_outside_v3(&model, &input, err)?;
     }
-    if super::report_bad_documents(&model, err)? && !settings.no_lint {
+    if super::report_bad_documents_in(&model, dialect, err)? && !settings.no_lint {
         writeln!(
             err,
             "chartseq: error: the chart has documents that cannot be applied (use --no-lint to deploy the rest)"

@@ -365,6 +365,7 @@ pub fn lint(
         timeout: options.timeout,
         readiness_timeout: options.readiness_timeout,
         chart_v3: crate::source::helm::ChartV3::Unknown,
+        argo_deploy: false,
     };
     let mut linted: Vec<(crate::model::Model, crate::lint::Report, Option<String>)> =
         Vec::with_capacity(inputs.len());
@@ -600,6 +601,7 @@ pub fn gate(
     timeout: Duration,
     readiness_timeout: Duration,
     wait_for_jobs: bool,
+    dialect: crate::plan::Dialect,
     err: &mut dyn Write,
 ) -> Result<Gate, Failure> {
     let start = match &input.target {
@@ -621,6 +623,7 @@ pub fn gate(
         timeout,
         readiness_timeout,
         chart_v3: crate::source::helm::ChartV3::Unknown,
+        argo_deploy: dialect == crate::plan::Dialect::Argo,
     };
     let mut report = crate::lint::run(model, &settings);
     // With --wait-for-jobs a Job gate waits for the Job to finish: CS305 does not bear on it.

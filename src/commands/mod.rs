@@ -65,13 +65,9 @@ impl From<io::Error> for Failure {
     }
 }
 
-/// Reports documents that could not be read; returns whether there were any.
-fn report_bad_documents(model: &Model, err: &mut dyn Write) -> io::Result<bool> {
-    report_bad_documents_in(model, plan::Dialect::Hip, err)
-}
-
-/// [`report_bad_documents`] for a plan in `dialect`: in Argo CD's order a hook named only by
-/// `generateName` is no bad document, as Argo CD creates it.
+/// Reports documents that could not be read; returns whether there were any. In Argo CD's
+/// order (`dialect`) a hook named only by `generateName` is no bad document, as Argo CD
+/// creates it.
 fn report_bad_documents_in(
     model: &Model,
     dialect: plan::Dialect,
@@ -243,6 +239,18 @@ fn with_plan(
     err: &mut dyn Write,
     write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
 ) -> Result<Outcome, Failure> {
+    with_plan_or(input, dialect, out, err, write, |_, _| Ok(()))
+}
+
+/// [`with_plan`], with what to print when the plan is refused (after its error).
+fn with_plan_or(
+    input: &Input,
+    dialect: plan::detect::Choice,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
+    refused: impl FnOnce(&mut dyn Write, &Model) -> io::Result<()>,
+) -> Result<Outcome, Failure> {
     let (model, plan, bad) = load_and_plan(input, dialect, err)?;
     match plan {
         Ok(plan) => {
@@ -264,6 +272,7 @@ fn with_plan(
         }
         Err(e) => {
             write_plan_error(err, &model, &e)?;
+            refused(out, &model)?;
             Ok(Outcome::Findings)
         }
     }
@@ -319,7 +328,22 @@ pub fn template(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
-    with_plan(input, dialect, out, err, |out, model, plan| {
-        output::write_template(out, model, plan, options)
-    })
+    // The reference's `helm template` builds no plan: a chart whose plan is refused (a cycle)
+    // is printed all the same, in Helm's order.
+    let reference =
+        !options.markers && dialect == plan::detect::Choice::Dialect(plan::Dialect::Hip);
+    with_plan_or(
+        input,
+        dialect,
+        out,
+        err,
+        |out, model, plan| output::write_template(out, model, plan, options),
+        |out, model| {
+            if reference {
+                output::write_helm_template(out, model, options)
+            } else {
+                Ok(())
+            }
+        },
+    )
 }

@@ -149,6 +149,9 @@ pub struct Settings {
     /// Whether the helm that rendered the chart accepts `apiVersion: v3` charts (CS203's
     /// advice); `Unknown` when no helm rendered it.
     pub chart_v3: crate::source::helm::ChartV3,
+    /// The chart is deployed in Argo CD's order (`apply --dialect argo`), which creates a hook
+    /// named only by `generateName`: CS000 does not report such hooks.
+    pub argo_deploy: bool,
 }
 
 impl Default for Settings {
@@ -159,6 +162,7 @@ impl Default for Settings {
             timeout: Duration::from_secs(300),
             readiness_timeout: Duration::from_secs(60),
             chart_v3: crate::source::helm::ChartV3::Unknown,
+            argo_deploy: false,
         }
     }
 }

@@ -54,6 +54,7 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
             placed.entry(doc).or_insert(pw);
         }
     }
+    let weights = hook_weights(model, plan, &placed, &mut mapping);
     let mut entries = Vec::new();
     for &doc in &plan.crds {
         entries.push(Entry {
@@ -91,11 +92,12 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
         }
         // A PreSync or PostSync hook: a Helm hook, weighted by its wave. A Helm hook already
         // keeps its events; its weight becomes the wave Argo ordered it by.
+        let weight = weights.get(&doc).copied().unwrap_or(wave);
         if let Some(hook) = &r.hook {
-            if hook.weight != wave {
+            if hook.weight != weight {
                 let want = mapping.want(doc);
                 want.anchor = anchor(model, doc);
-                want.set.push((HOOK_WEIGHT.to_owned(), wave.to_string()));
+                want.set.push((HOOK_WEIGHT.to_owned(), weight.to_string()));
             }
             continue;
         }
@@ -106,7 +108,7 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
         };
         let mut set = vec![
             (HOOK.to_owned(), events.to_owned()),
-            (HOOK_WEIGHT.to_owned(), wave.to_string()),
+            (HOOK_WEIGHT.to_owned(), weight.to_string()),
         ];
         if let Some(policy) = r.annotation(HOOK_DELETE).and_then(|a| a.value.as_str()) {
             let helm: Vec<&str> = policy.split(',').filter_map(helm_delete_policy).collect();
@@ -145,6 +147,90 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
         });
     }
     mapping
+}
+
+/// Helm weights for the `PreSync` and `PostSync` hooks that keep Argo CD's order among the
+/// hooks of one phase and wave. Argo CD applies them kind by kind (each kind once the one
+/// before was sent, gitops-engine's `runTasks`), by name inside a kind; Helm runs hooks one at
+/// a time by weight, then name, then kind. When the wave as weight would let Helm run a hook
+/// before one of a kind Argo CD applies earlier (a Job named `a-…` before its
+/// `ServiceAccount`), every hook of that phase gets `wave × kinds per wave + the place of its
+/// kind in the wave` instead, which keeps the waves in order too. Each kind before the next
+/// is a constraint the proof checks. Hooks not in the map keep their wave as weight.
+fn hook_weights(
+    model: &Model,
+    plan: &Plan,
+    placed: &BTreeMap<DocId, (Phase, i64)>,
+    mapping: &mut Mapping,
+) -> BTreeMap<DocId, i64> {
+    let mut weights = BTreeMap::new();
+    for phase in [Phase::PreSync, Phase::PostSync] {
+        // Each wave's hooks as runs of one kind, in Argo CD's order.
+        let mut waves: Vec<(i64, Vec<Vec<DocId>>)> = Vec::new();
+        for step in &plan.steps {
+            let Some((p, wave)) = step.group.as_deref().and_then(step_phase_wave) else {
+                continue;
+            };
+            if p != phase {
+                continue;
+            }
+            let mut runs: Vec<Vec<DocId>> = Vec::new();
+            for &doc in &step.resources {
+                if placed.get(&doc) != Some(&(phase, wave)) {
+                    continue;
+                }
+                let Some(r) = model.resource(doc) else {
+                    continue;
+                };
+                match runs.last_mut() {
+                    Some(run)
+                        if run
+                            .last()
+                            .and_then(|&d| model.resource(d))
+                            .is_some_and(|l| l.id.kind == r.id.kind) =>
+                    {
+                        run.push(doc);
+                    }
+                    _ => runs.push(vec![doc]),
+                }
+            }
+            for (i, run) in runs.iter().enumerate() {
+                for later in &runs[i + 1..] {
+                    for &a in run {
+                        for &b in later {
+                            mapping.constraints.push((a, b));
+                        }
+                    }
+                }
+            }
+            waves.push((wave, runs));
+        }
+        // Helm's order with the wave as weight: by name, then kind.
+        let name = |d: DocId| model.resource(d).map_or("", |r| r.id.name.as_str());
+        let inverted = waves.iter().any(|(_, runs)| {
+            runs.iter().enumerate().any(|(i, run)| {
+                runs[i + 1..]
+                    .iter()
+                    .flatten()
+                    .any(|&b| run.iter().any(|&a| name(b) < name(a)))
+            })
+        });
+        if !inverted {
+            continue;
+        }
+        let per_wave = waves.iter().map(|(_, runs)| runs.len()).max().unwrap_or(1);
+        let per_wave = i64::try_from(per_wave).unwrap_or(i64::MAX);
+        for (wave, runs) in &waves {
+            for (i, run) in runs.iter().enumerate() {
+                let place = i64::try_from(i).unwrap_or(i64::MAX);
+                let weight = wave.saturating_mul(per_wave).saturating_add(place);
+                for &doc in run {
+                    weights.insert(doc, weight);
+                }
+            }
+        }
+    }
+    weights
 }
 
 /// The annotation that decides an object's wave or hook, as written.

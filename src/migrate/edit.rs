@@ -543,9 +543,22 @@ fn metadata_op(model: &Model, doc: DocId, set: &[(String, String)]) -> Result<Op
         let ind = l.len() - l.trim_start().len();
         if trimmed.starts_with("{{") {
             if trimmed.contains("annotations") || trimmed.contains("Annotations") {
-                return Err(refuse(
-                    "the template's metadata writes annotations through a template expression: add them there",
-                ));
+                // Annotations taken from a value (`{{- with .Values.podAnnotations }}`): the
+                // value is where they go.
+                let value = trimmed
+                    .split_once(".Values.")
+                    .map(|(_, rest)| {
+                        rest.chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+                            .collect::<String>()
+                    })
+                    .filter(|v| !v.is_empty());
+                return Err(refuse(&match value {
+                    Some(v) => format!(
+                        "the template's metadata writes annotations from the value `{v}`: set them in it (in values.yaml, or in the values files the chart is deployed with)"
+                    ),
+                    None => "the template's metadata writes annotations through a template expression: add them there".to_owned(),
+                }));
             }
             continue;
         }

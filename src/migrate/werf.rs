@@ -34,7 +34,7 @@ const HOOK_EVENTS: [&str; 9] = [
 
 /// Maps a werf-ordered chart. The plan has already refused what werf rejects.
 #[must_use]
-pub fn map(model: &Model, _plan: &Plan) -> Mapping {
+pub fn map(model: &Model, plan: &Plan) -> Mapping {
     let mut mapping = Mapping::default();
     let mut entries = Vec::new();
     for (doc, d) in model.documents.iter().enumerate() {
@@ -126,7 +126,71 @@ pub fn map(model: &Model, _plan: &Plan) -> Mapping {
     }
     automatic_dependencies(model, &entries, &mut mapping);
     manual_dependencies(model, &mut mapping);
+    waits_through_external(model, plan, &mut mapping);
     mapping
+}
+
+/// Whatever werf applies only after a resource that waits for an external object waits for
+/// that object too (werf waits for each step before the next): HIP-0025 cannot say it either.
+/// Each such resource is listed, once per external object, naming the resource it waits on.
+fn waits_through_external(model: &Model, plan: &Plan, mapping: &mut Mapping) {
+    // A hook of two events is in two steps.
+    let mut steps_of: BTreeMap<DocId, Vec<usize>> = BTreeMap::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        for &d in &step.resources {
+            steps_of.entry(d).or_default().push(i);
+        }
+    }
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); plan.steps.len()];
+    for (i, step) in plan.steps.iter().enumerate() {
+        for &before in &step.after {
+            if let Some(n) = next.get_mut(before) {
+                n.push(i);
+            }
+        }
+    }
+    let mut seen: BTreeSet<(Res, Res)> = mapping
+        .lost
+        .iter()
+        .map(|l| (l.before.clone(), l.after.clone()))
+        .collect();
+    for &doc in plan.external.keys() {
+        let (Some(starts), Some(waiting)) = (steps_of.get(&doc), Res::of(model, doc)) else {
+            continue;
+        };
+        // Every step that waits, directly or not, for a step of `doc`.
+        let mut later = BTreeSet::new();
+        let mut stack: Vec<usize> = starts.iter().flat_map(|&s| next[s].clone()).collect();
+        while let Some(s) = stack.pop() {
+            if later.insert(s) {
+                stack.extend(next[s].iter().copied());
+            }
+        }
+        let Some(r) = model.resource(doc) else {
+            continue;
+        };
+        for e in &r.werf.external {
+            let before = external_res(&e.object);
+            for &s in &later {
+                for &d in &plan.steps[s].resources {
+                    let Some(after) = Res::of(model, d) else {
+                        continue;
+                    };
+                    if !seen.insert((before.clone(), after.clone())) {
+                        continue;
+                    }
+                    mapping.lost.push(Lost {
+                        before: before.clone(),
+                        after,
+                        reason: format!(
+                            "{}: werf applies it only after {waiting}, which waits for this object outside the release to exist; HIP-0025 cannot reference objects outside the release",
+                            e.key
+                        ),
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// The weight chain of every level, with nelm's automatic dependencies carried over: inside a

@@ -35,6 +35,11 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 *at,
                 "fix the template so that it renders valid YAML (`helm template` shows the output)",
             ),
+            // Argo CD creates a hook named only by `generateName` (under a name the server
+            // makes): no error when the chart is deployed in its order.
+            Content::NotAnObject {
+                generated: Some(r), ..
+            } if ctx.settings.argo_deploy && r.argo.is_hook => continue,
             Content::NotAnObject { message, at, .. } => (
                 format!("the document cannot be installed: {}", lower_first(message)),
                 *at,

@@ -67,7 +67,7 @@ fn kapp_plans_in_every_format_and_template() {
             &["plan", "--format", "json"],
             &["plan", "--format", "dot"],
             &["plan", "--format", "mermaid"],
-            &["template"],
+            &["template", "--markers"],
         ] {
             let (code, out, err) = kapp(name, args);
             assert_eq!(code, 0, "{name} {args:?}: {err}");
@@ -273,7 +273,11 @@ fn kapp_drops_an_optional_default_rule_that_would_close_a_cycle() {
 /// A refused plan: exit 1 (no plan could be made), nothing on stdout, in every output.
 fn refused(name: &str) -> String {
     let mut first = None;
-    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["template", "--markers"],
+    ] {
         let (code, out, err) = kapp(name, args);
         assert_eq!(code, 1, "{name} {args:?}: {err}");
         assert!(out.is_empty(), "no partial plan: {out}");
@@ -384,7 +388,10 @@ fn kapp_uninstall_is_a_usage_error() {
 
 #[test]
 fn auto_picks_kapp_for_a_kapp_chart() {
-    for args in [&["plan", "--format", "json"][..], &["template"]] {
+    for args in [
+        &["plan", "--format", "json"][..],
+        &["template", "--markers"],
+    ] {
         let stream = "fixtures/dialects/kapp/resource-ordering.yaml";
         let auto = run(chartseq().args(args).args([stream, "--dialect", "auto"]));
         let (code, out, err) = kapp("resource-ordering", args);

@@ -23,7 +23,7 @@ fn argo_plans_in_every_format_and_template() {
         let json = argo(name, &["plan", "--format", "json"]);
         let dot = argo(name, &["plan", "--format", "dot"]);
         let mermaid = argo(name, &["plan", "--format", "mermaid"]);
-        let template = argo(name, &["template"]);
+        let template = argo(name, &["template", "--markers"]);
         let parsed: serde_json::Value = serde_json::from_str(&json).expect("plan json parses");
         assert_eq!(parsed["version"], 1);
         assert_eq!(parsed["dialect"], "argo");
@@ -185,7 +185,7 @@ fn argo_never_applies_hooks_without_a_sync_phase() {
         "{text}"
     );
     // `template` still prints what is not applied, after the plan.
-    let template = argo("helm-hooks", &["template"]);
+    let template = argo("helm-hooks", &["template", "--markers"]);
     let up = template.find("name: maint-page-up").expect("printed");
     let frontend = template.find("name: frontend").expect("printed");
     assert!(frontend < up, "{template}");
@@ -209,7 +209,7 @@ fn werf_plans_in_every_format_and_template() {
             &["plan", "--format", "json"],
             &["plan", "--format", "dot"],
             &["plan", "--format", "mermaid"],
-            &["template"],
+            &["template", "--markers"],
         ] {
             let (code, out, err) = werf(name, args);
             assert_eq!(code, 0, "{name} {args:?}: {err}");
@@ -318,7 +318,11 @@ fn werf_order_is_stages_then_weights_across_the_release() {
 
 #[test]
 fn werf_refuses_the_values_werf_rejects() {
-    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["template", "--markers"],
+    ] {
         let (code, out, err) = werf("invalid", args);
         assert_eq!(code, 1, "{args:?}: {err}");
         assert!(out.is_empty(), "no partial plan: {out}");
@@ -458,7 +462,11 @@ fn werf_refuses_a_cycle_of_dependencies_with_each_edge() {
 fn hip_is_the_default_dialect() {
     let stream = "fixtures/charts/platform.rendered.yaml";
     let chart = "fixtures/charts/platform";
-    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["template", "--markers"],
+    ] {
         let plain = run(chartseq().args(args).args([stream, "--chart", chart]));
         let hip = run(chartseq()
             .args(args)
@@ -500,7 +508,7 @@ fn snapshot_every_format(dialect: &str, names: &[&str]) {
             &["plan", "--format", "json"],
             &["plan", "--format", "dot"],
             &["plan", "--format", "mermaid"],
-            &["template"],
+            &["template", "--markers"],
         ] {
             let (code, out, err) = dialect_run(&format!("{dialect}/{name}"), dialect, args);
             assert_eq!(code, 0, "{name} {args:?}: {err}");
@@ -633,7 +641,7 @@ fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
         &["plan", "--format", "json"],
         &["plan", "--format", "dot"],
         &["plan", "--format", "mermaid"],
-        &["template"],
+        &["template", "--markers"],
     ] {
         let (code, out, err) = dialect_run("kots/wait-for-ready", "kots", args);
         assert_eq!(code, 0, "{args:?}: {err}");
@@ -673,7 +681,11 @@ fn kots_wait_for_ready_holds_back_the_rest_of_its_phase() {
 
 #[test]
 fn kots_refuses_the_property_pairs_kots_refuses() {
-    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["template", "--markers"],
+    ] {
         let (code, out, err) = dialect_run("kots/invalid", "kots", args);
         assert_eq!(code, 1, "{args:?}: {err}");
         assert!(out.is_empty(), "no partial plan: {out}");
@@ -744,7 +756,11 @@ fn draft_order_is_layers_and_weights_per_chart_level() {
 /// with the warning on standard error, while lint keeps its CS603 finding. A cycle is refused.
 #[test]
 fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
-    for args in [&["plan"][..], &["plan", "--format", "json"], &["template"]] {
+    for args in [
+        &["plan"][..],
+        &["plan", "--format", "json"],
+        &["template", "--markers"],
+    ] {
         let (code, out, err) = dialect_run("draft/reference", "draft", args);
         assert_eq!(code, 0, "{args:?}: {err}");
         assert!(!out.is_empty(), "{args:?}");
@@ -784,7 +800,7 @@ fn draft_passes_over_references_to_nothing_and_refuses_cycles() {
             && err.contains("reference.yaml:16:32"),
         "{err}"
     );
-    let (code, out, err) = dialect_run("draft/cycle", "draft", &["template"]);
+    let (code, out, err) = dialect_run("draft/cycle", "draft", &["template", "--markers"]);
     assert_eq!(code, 1, "{err}");
     assert!(out.is_empty(), "{out}");
     assert!(
@@ -851,7 +867,7 @@ fn auto_picks_the_dialect_the_chart_carries() {
     // HIP-0025's annotations: HIP-0025.
     let stream = "fixtures/charts/platform.rendered.yaml";
     let chart = "fixtures/charts/platform";
-    for args in [&["plan"][..], &["template"]] {
+    for args in [&["plan"][..], &["template", "--markers"]] {
         let auto = run(chartseq()
             .args(args)
             .args([stream, "--chart", chart, "--dialect", "auto"]));
@@ -863,7 +879,7 @@ fn auto_picks_the_dialect_the_chart_carries() {
 
 #[test]
 fn auto_refuses_a_chart_that_mixes_two_dialects_unless_one_is_chosen() {
-    for args in [&["plan"][..], &["template"]] {
+    for args in [&["plan"][..], &["template", "--markers"]] {
         let (code, out, err) = dialect_run("mixed", "auto", args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(out.is_empty(), "{out}");

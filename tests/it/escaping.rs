@@ -314,10 +314,26 @@ fn names_with_any_character_keep_every_output_format_meaning_the_same() {
             }
         }
 
-        // template: exactly the input's documents, reordered, plus markers; and again the same.
+        // template as the reference prints it: exactly the input's documents, no marker.
+        let (_, out, _) = run_in(dir.path(), &["template", "in.yaml"]);
+        no_commands(&what("template"), &out);
+        assert_eq!(
+            documents(&out),
+            documents(&input),
+            "{c:?}: template documents"
+        );
+        assert!(!out.contains("## START"), "{c:?}:\n{out}");
+
+        // With markers: exactly the input's documents, reordered, plus markers; and again the
+        // same.
         let (_, out, _) = run_in(
             dir.path(),
-            &["template", "in.yaml", "--keep-sequencing-annotations"],
+            &[
+                "template",
+                "in.yaml",
+                "--markers",
+                "--keep-sequencing-annotations",
+            ],
         );
         no_commands(&what("template"), &out);
         assert_eq!(
@@ -336,7 +352,12 @@ fn names_with_any_character_keep_every_output_format_meaning_the_same() {
         std::fs::write(dir.path().join("again.yaml"), &out).expect("write");
         let (_, again, _) = run_in(
             dir.path(),
-            &["template", "again.yaml", "--keep-sequencing-annotations"],
+            &[
+                "template",
+                "again.yaml",
+                "--markers",
+                "--keep-sequencing-annotations",
+            ],
         );
         assert_eq!(again, out, "{c:?}: template of template is the same");
 
@@ -564,7 +585,10 @@ fn resource_names_in_dialect_steps_cannot_add_documents() {
             json_escaped(&format!("app{}", payload(c)))
         );
         std::fs::write(dir.path().join("in.yaml"), &input).expect("write");
-        let (_, out, _) = run_in(dir.path(), &["template", "--dialect", "werf", "in.yaml"]);
+        let (_, out, _) = run_in(
+            dir.path(),
+            &["template", "--markers", "--dialect", "werf", "in.yaml"],
+        );
         no_commands(&format!("{c:?}: werf template"), &out);
         assert_eq!(documents(&out), documents(&input), "{c:?}:\n{out}");
         let (_, plan, _) = run_in(dir.path(), &["plan", "--dialect", "werf", "in.yaml"]);

@@ -885,6 +885,7 @@ fn helm_plugin_runs_through_real_helm() {
     let (code, out, err) = run(helm_cmd().args([
         "chartseq",
         "template",
+        "--markers",
         "fixtures/integrations/charts/clean",
         "-f",
         "fixtures/integrations/charts/clean/values.yaml",

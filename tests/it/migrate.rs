@@ -164,7 +164,7 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
     assert_eq!(code, 1);
     let v = json(&out);
     let lost = reasons(&v, "lost");
-    assert_eq!(lost.len(), 5, "{out}");
+    assert_eq!(lost.len(), 9, "{out}");
     // Two weights, and the sub-subchart's deploy-dependency on its parent's Deployment.
     assert_eq!(
         lost.iter()
@@ -178,6 +178,30 @@ fn werf_e2e_chart_reports_what_hip_cannot_say() {
             .filter(|r| r.contains("external dependency"))
             .count(),
         2,
+        "{out}"
+    );
+    // Every resource werf applies only after the pre-install hook that waits for
+    // serviceaccount/default waits for it too: the install stage's four, listed once each.
+    let through: Vec<&str> = v["lost"]
+        .as_array()
+        .expect("lost")
+        .iter()
+        .filter(|l| {
+            l["before"]["name"] == "default"
+                && l["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("only after Job/hook-subchart"))
+        })
+        .filter_map(|l| l["after"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        through,
+        [
+            "deployment-rootchart",
+            "deployment-subchart",
+            "service-rootchart",
+            "service-subchart"
+        ],
         "{out}"
     );
     // The rootchart Service werf deploys (weight 0) before the subchart's Deployment (weight 10).
@@ -367,12 +391,35 @@ fn argo_cluster_api_operator_manual_edit_and_hooks() {
         "cluster-api-operator/templates/deployment.yaml"
     );
     assert_eq!(v["manual"][0]["snippet"], "helm.sh/resource-group: wave-0");
+    assert!(
+        v["manual"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("from the value `deploymentAnnotations`")),
+        "{out}"
+    );
     assert_eq!(v["lost"].as_array().map(Vec::len), Some(2), "{out}");
     assert_eq!(v["stricter"].as_array().map(Vec::len), Some(2), "{out}");
     snapshot_settings().bind(|| {
         insta::assert_snapshot!("migrate_argo_cluster_api_operator_diff", diff);
         insta::assert_snapshot!("migrate_argo_cluster_api_operator_json", out);
     });
+    // The manual edit made (the group in the value): the Namespaces Argo CD applies after the
+    // operator's Deployment (wave 1 after wave 0, none of the Deployment in them) wait for it
+    // in HIP-0025 too, proved on the re-rendered plan: nothing lost.
+    let grouped = format!("{chart}/grouped-values.yaml");
+    let (code, diff, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "-f", &values, "-f", &grouped, "--from", "argo"],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert!(report.contains("lost: 0"), "{report}");
+    assert_eq!(
+        diff.matches("\"helm.sh/depends-on/resource-groups\": '[\"wave-0\"]'")
+            .count(),
+        2,
+        "{diff}"
+    );
     let (code, diff, report) = migrate(
         &helm,
         tmp.path(),
@@ -519,4 +566,30 @@ fn a_missing_path_is_named_as_missing() {
         err.contains("chartseq: error: no/such/chart: no such path"),
         "{err}"
     );
+}
+
+/// Argo CD applies the hooks of one phase and wave kind by kind (gitops-engine's `runTasks`);
+/// Helm runs hooks by weight, then name. With the wave as weight, the Job `a-migrate` would run
+/// before the `ServiceAccount` and `ConfigMap` it uses: each kind gets a weight of its own, in
+/// Argo CD's order, the next wave after them, and the proof keeps every kind-before-kind pair.
+#[test]
+fn argo_hooks_of_one_wave_keep_argos_kind_order() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/hook-kinds");
+    let (code, out, report) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "argo", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{report}");
+    let v = json(&out);
+    assert!(reasons(&v, "lost").is_empty(), "{out}");
+    let (_, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert!(report.contains("kept: 7 ordering constraints"), "{report}");
+    let weights: Vec<&str> = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("+    helm.sh/hook-weight: "))
+        .collect();
+    // a-migrate (Job), z-settings (ConfigMap), m-runner (ServiceAccount), b-seed (wave 1).
+    assert_eq!(weights, ["\"2\"", "\"1\"", "\"0\"", "\"3\""], "{diff}");
 }

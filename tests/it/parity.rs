@@ -116,7 +116,7 @@ fn v2_charts_are_sequenced_and_every_command_says_what_helm_does() {
             "{case}: sequenced either way: {plan}"
         );
         let (code, template, template_err) =
-            run(chartseq().args(["template", &stream, "--chart", &chart]));
+            run(chartseq().args(["template", &stream, "--chart", &chart, "--markers"]));
         assert_eq!(code, 0, "{template_err}");
         assert!(
             template.contains("## START resource-group: app db"),

@@ -91,26 +91,64 @@ fn plan_errors_exit_one_and_name_the_cycle_path() {
     assert!(err.contains("`b`") && err.contains("`nope`"), "{err}");
 }
 
+/// `template` prints what the reference's `helm template` prints (Helm's kind order, no
+/// markers, the depends-on key kept); `--markers` the install order with Helm's markers,
+/// without the key, as helm/helm#32314's ordered `helm template` did.
 #[test]
 fn template_output_for_fixture_charts() {
     let settings = snapshot_settings();
     for name in ["diamond", "demotions", "platform", "isolated-multi"] {
         let rendered = format!("fixtures/charts/{name}.rendered.yaml");
         let chart = format!("fixtures/charts/{name}");
-        let (code, out, err) = run(chartseq().args([
-            "template",
-            &rendered,
-            "--chart",
-            &chart,
-            "--strip-sequencing-annotations",
-        ]));
+        let (code, out, err) = run(chartseq().args(["template", &rendered, "--chart", &chart]));
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(!out.contains("## START"), "{name}: {out}");
+        settings.bind(|| insta::assert_snapshot!(format!("template_{name}"), out));
+        let (code, out, err) =
+            run(chartseq().args(["template", &rendered, "--chart", &chart, "--markers"]));
         assert_eq!(code, 0, "{name}: {err}");
         assert!(
             !out.contains("helm.sh/depends-on/resource-groups"),
-            "{name}: the invalid key is stripped when asked"
+            "{name}: --markers removes the invalid key"
         );
-        settings.bind(|| insta::assert_snapshot!(format!("template_{name}"), out));
+        settings.bind(|| insta::assert_snapshot!(format!("template_markers_{name}"), out));
     }
+}
+
+/// The reference's `helm template` is Helm's own order whatever the sequencing: a stream that
+/// released helm rendered is printed back byte for byte, and a chart whose groups form a
+/// cycle is printed all the same (the plan's error on standard error).
+#[test]
+fn template_prints_what_helm_template_prints() {
+    for case in [
+        "tc-sequenced-chart",
+        "tc-sequenced-hook-chart",
+        "tc-sequenced-isolated-chart",
+    ] {
+        let rendered = fixture(&format!("conformance/{case}/rendered-helm-v4.1.4.yaml"));
+        let (code, out, err) = run(chartseq().arg("template").arg(&rendered));
+        assert_eq!(code, 0, "{case}: {err}");
+        let input = std::fs::read_to_string(&rendered).expect("rendered");
+        assert_eq!(out, input, "{case}");
+    }
+    // Reordered (as `--markers` prints it): Helm's order again, hooks last.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cycle = "---\n# Source: c/templates/b.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\n  annotations:\n    helm.sh/resource-group: b\n    helm.sh/depends-on/resource-groups: '[\"a\"]'\n---\n# Source: c/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: pre-install\n---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    helm.sh/resource-group: a\n    helm.sh/depends-on/resource-groups: '[\"b\"]'\n";
+    let path = dir.path().join("cycle.yaml");
+    std::fs::write(&path, cycle).expect("write");
+    let (code, out, err) = run(chartseq().arg("template").arg(&path));
+    assert_eq!(code, 1, "the cycle is an error: {err}");
+    assert!(err.contains("cycle"), "{err}");
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("  name: "))
+        .collect();
+    assert_eq!(names, ["a", "b", "hook"], "{out}");
+    assert_eq!(out.matches("---\n").count(), 3, "{out}");
+    assert!(
+        !out.contains("\n\n"),
+        "no blank line between documents: {out}"
+    );
 }
 
 #[test]
@@ -120,6 +158,7 @@ fn template_keeps_every_document_once_and_reads_its_own_output() {
         "fixtures/charts/platform.rendered.yaml",
         "--chart",
         "fixtures/charts/platform",
+        "--markers",
         "--keep-sequencing-annotations",
     ]));
     assert_eq!(code, 0, "{err}");
@@ -135,6 +174,7 @@ fn template_keeps_every_document_once_and_reads_its_own_output() {
     let (code, second, err) = run(chartseq().arg("template").arg(&again).args([
         "--chart",
         "fixtures/charts/platform",
+        "--markers",
         "--keep-sequencing-annotations",
     ]));
     assert_eq!(code, 0, "{err}");
@@ -170,7 +210,12 @@ fn stream_traps_are_kept_and_reported() {
         .filter_map(|s| s["group"].as_str())
         .collect();
     assert_eq!(groups, vec!["inner", "db", "app", "true"]);
-    let (_, text, _) = run(chartseq().args(["template", "fixtures/streams/traps.yaml"]));
+    let (_, text, _) = run(chartseq().args([
+        "template",
+        "fixtures/streams/traps.yaml",
+        "--markers",
+        "--keep-sequencing-annotations",
+    ]));
     assert_eq!(text.matches("## START resource-group: traps db").count(), 1);
     settings_snapshot("template_traps", &text);
 }
@@ -271,13 +316,14 @@ fn conformance_with_the_reference_implementation() {
             .flat_map(|l| [l, "\n"])
             .collect();
         assert_eq!(chart_section, dag, "{case}: plan differs from `helm dag`");
-        // That pull request's `helm template` stripped the key; the split ones keep it.
+        // That pull request's `helm template` stripped the key, as `--markers` does; the split
+        // ones keep it.
         let (code, template, err) = run(chartseq()
             .arg("template")
             .arg(&rendered)
             .arg("--chart")
             .arg(&chart)
-            .arg("--strip-sequencing-annotations"));
+            .arg("--markers"));
         assert_eq!(code, 0, "{case}: {err}");
         let expected = std::fs::read_to_string(dir.join("template-ordered.txt"))
             .expect("template-ordered.txt");
@@ -339,7 +385,7 @@ fn chart_directories_render_through_real_helm() {
     let (code, template, err) = run(chartseq()
         .arg("template")
         .arg(&dir)
-        .arg("--strip-sequencing-annotations")
+        .arg("--markers")
         .env("CHARTSEQ_HELM", &helm));
     assert_eq!(code, 0, "{err}");
     let expected = std::fs::read_to_string(fixture(
@@ -582,7 +628,20 @@ fn template_keeps_the_depends_on_key_as_helm_template_does() {
     );
     let (code, old, err) = template(&["--keep-sequencing-annotations"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(old, out, "the former flag is accepted and changes nothing");
+    assert_eq!(old, out, "without --markers the key is kept anyway");
+    let (code, marked, err) = template(&["--markers"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !marked.contains("helm.sh/depends-on/resource-groups"),
+        "{marked}"
+    );
+    let (code, marked, err) = template(&["--markers", "--keep-sequencing-annotations"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        marked.matches("helm.sh/depends-on/resource-groups").count(),
+        kept,
+        "{marked}"
+    );
     let (code, stripped, err) = template(&["--strip-sequencing-annotations"]);
     assert_eq!(code, 0, "{err}");
     assert!(

@@ -11,7 +11,7 @@ mod text;
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-pub use template::{TemplateOptions, write_template};
+pub use template::{TemplateOptions, write_helm_template, write_template};
 
 use crate::model::{Content, DocId, Model};
 use crate::plan::{Level, Plan, PlanError, PlanIssue, Step};

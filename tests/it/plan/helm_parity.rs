@@ -332,7 +332,7 @@ fn hooks_of_equal_weight_and_name_follow_helms_kind_order() {
         text.contains(&format!("pre-install hooks: {listed}\n")),
         "{text}"
     );
-    let (code, template, err) = run(chartseq().args(["template", stream]));
+    let (code, template, err) = run(chartseq().args(["template", stream, "--markers"]));
     assert_eq!(code, 0, "{err}");
     let printed: Vec<String> = template
         .split("\n---\n")
@@ -350,7 +350,7 @@ fn hooks_of_equal_weight_and_name_follow_helms_kind_order() {
         .collect();
     assert_eq!(
         printed, expected,
-        "template prints hooks in the order they run"
+        "template --markers prints hooks in the order they run"
     );
 }
 
