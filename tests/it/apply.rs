@@ -6,7 +6,6 @@
 mod apiserver;
 
 mod deploy;
-mod dialects;
 mod e2e;
 mod failures;
 mod helm_parity;

@@ -155,7 +155,7 @@ fn argo_generated_hooks_pass_the_lint_gate_and_uninstall_deletes_them() {
 }
 
 /// A Deployment whose pod kwok makes ready `delay` after it starts.
-fn deployment(name: &str, annotations: &str, delay: &str) -> String {
+pub(super) fn deployment(name: &str, annotations: &str, delay: &str) -> String {
     format!(
         "apiVersion: apps/v1
 kind: Deployment
@@ -175,7 +175,7 @@ spec:
     )
 }
 
-fn config_map(name: &str, annotations: &str) -> String {
+pub(super) fn config_map(name: &str, annotations: &str) -> String {
     format!(
         "apiVersion: v1
 kind: ConfigMap
@@ -189,7 +189,7 @@ data: {{a: \"1\"}}
 }
 
 /// A Job whose pod kwok completes 1 s after it starts.
-fn job(name: &str, annotations: &str) -> String {
+pub(super) fn job(name: &str, annotations: &str) -> String {
     format!(
         "apiVersion: batch/v1
 kind: Job
@@ -209,7 +209,7 @@ spec:
 }
 
 /// A stream of `(template, document)` pairs of the chart `shop`.
-fn stream(docs: &[(&str, String)]) -> String {
+pub(super) fn stream(docs: &[(&str, String)]) -> String {
     let mut out = String::new();
     for (file, doc) in docs {
         out.push_str("---\n# Source: shop/templates/");
@@ -588,7 +588,7 @@ fn kapp_exists_objects_are_refused_before_anything_is_applied() {
 }
 
 /// The werf stream of the weights test, without the pod delays that matter only for waits.
-fn werf_stream() -> String {
+pub(super) fn werf_stream() -> String {
     stream(&[
         ("db.yaml", deployment("db", "", "1s")),
         ("db-config.yaml", config_map("db-config", "")),
@@ -720,5 +720,8 @@ fn argo_does_not_wait_for_the_last_wave_without_hooks() {
         "2s",
     ]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("timed out") && err.contains("Deployment/web"), "{err}");
+    assert!(
+        err.contains("timed out") && err.contains("Deployment/web"),
+        "{err}"
+    );
 }

@@ -10,6 +10,7 @@
 mod again;
 mod audit;
 mod corpus;
+mod dialect_runs;
 mod dialects;
 mod helm;
 mod order;
