@@ -354,7 +354,8 @@ fn quoted<'t>(text: &'t str, after: &str) -> Option<&'t str> {
 }
 
 /// What a certain quick fix needs, from the finding's own words: the name written and the one
-/// meant (CS101, CS102), the key and expression to add (CS301), the key to rename (CS202).
+/// meant (CS101, CS102), the key and expression to add (CS301), the key to rename (CS202: a
+/// misspelt key, a key of the superseded draft with a one-key HIP-0025 equivalent).
 fn fix_data(finding: &Finding) -> Option<serde_json::Value> {
     match finding.code {
         "CS101" | "CS102" => {
@@ -367,6 +368,14 @@ fn fix_data(finding: &Finding) -> Option<serde_json::Value> {
             let key = quoted(&finding.help, "add")?;
             let expression = quoted(&finding.help, "for example")?;
             Some(serde_json::json!({"add": key, "expression": expression}))
+        }
+        "CS202" => {
+            let written = quoted(&finding.message, "")?;
+            let meant = match finding.help.strip_prefix("use `") {
+                Some(rest) => rest.split_once("` instead")?.0,
+                None => quoted(&finding.help, "did you mean")?,
+            };
+            (!meant.contains(' ')).then(|| serde_json::json!({"rename": written, "to": meant}))
         }
         _ => None,
     }

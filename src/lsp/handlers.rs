@@ -448,6 +448,20 @@ fn code_actions(session: &Session, params: &serde_json::Value) -> Option<Vec<Cod
             data.get("expression").and_then(serde_json::Value::as_str),
         ) {
             add_readiness(doc, line, key, expression)
+        } else if let (Some(written), Some(to)) = (
+            data.get("rename").and_then(serde_json::Value::as_str),
+            data.get("to").and_then(serde_json::Value::as_str),
+        ) {
+            // The key exactly where the finding is, as the buffer has it now.
+            (text_at(&doc.text, d.range) == Some(written)).then(|| {
+                (
+                    format!("Rename `{written}` to `{to}`"),
+                    TextEdit {
+                        range: d.range,
+                        new_text: to.to_owned(),
+                    },
+                )
+            })
         } else {
             None
         };
@@ -496,4 +510,23 @@ fn add_readiness(
             new_text: format!("{indent}{key}: {value}\n"),
         },
     ))
+}
+
+/// The text of a one-line range (UTF-16 columns).
+fn text_at(text: &str, range: Range) -> Option<&str> {
+    if range.start.line != range.end.line {
+        return None;
+    }
+    let line = text.lines().nth(range.start.line as usize)?;
+    let byte = |units: u32| {
+        let mut seen = 0;
+        for (i, c) in line.char_indices() {
+            if seen == units as usize {
+                return Some(i);
+            }
+            seen += c.len_utf16();
+        }
+        (seen == units as usize).then_some(line.len())
+    };
+    line.get(byte(range.start.character)?..byte(range.end.character)?)
 }

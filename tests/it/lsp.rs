@@ -282,6 +282,12 @@ fn lsp_diagnostics_on_open_sit_on_the_template_line_with_code_and_rule_page() {
         "{d}"
     );
 
+    // Hover on the expression: what it reads, and the fallback while its pair is missing.
+    let hover = client.request("textDocument/hover", at(&job, 7, 40));
+    assert_eq!(
+        hover["contents"]["value"],
+        "**`helm.sh/readiness-success`**\n\n- `{.succeeded} >= 1`: reads `.status.succeeded` of the object and compares it: `>= 1`\n\nready when any expression holds\n\n`helm.sh/readiness-failure` is not set: Helm ignores this half and judges the resource by its default status checks (kstatus) (CS301)"
+    );
     // The quick fix adds the missing half with the kind's failure expression.
     let actions = client.request(
         "textDocument/codeAction",
@@ -597,13 +603,22 @@ fn lsp_in_neovim_a_misspelt_group_is_shown_fixed_hovered_and_followed() {
     };
     let (dir, chart) = chart_copy();
     let result = dir.path().join("result");
+    // `chartseq` on PATH, as the README's configuration finds it.
+    let bin = Path::new(env!("CARGO_BIN_EXE_chartseq"))
+        .parent()
+        .expect("the binary's directory");
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH");
     let output = Command::new(nvim)
         .args(["--headless", "--clean", "-n", "-c"])
         .arg(format!(
             "luafile {}",
             crate::root().join("tests/nvim/done_when.lua").display()
         ))
-        .env("CHARTSEQ_BIN", env!("CARGO_BIN_EXE_chartseq"))
+        .env("CHARTSEQ_INIT", crate::root().join("tests/nvim/init.lua"))
+        .env("PATH", path)
         .env("CHARTSEQ_CHART", &chart)
         .env("CHARTSEQ_RESULT", &result)
         .env("CHARTSEQ_HELM", helm)
@@ -624,4 +639,70 @@ fn lsp_in_neovim_a_misspelt_group_is_shown_fixed_hovered_and_followed() {
     // The saved file carries the fix.
     let saved = std::fs::read_to_string(chart.join("templates/app.yaml")).expect("app.yaml");
     assert!(saved.contains("'[\"database\"]'"), "{saved}");
+}
+
+#[test]
+fn lsp_readme_neovim_configuration_is_the_one_the_editor_test_runs() {
+    let readme = std::fs::read_to_string(crate::root().join("README.md")).expect("README");
+    let init = std::fs::read_to_string(crate::root().join("tests/nvim/init.lua")).expect("init");
+    assert!(
+        readme.contains(&format!("```lua\n{init}```")),
+        "README's Neovim block differs from tests/nvim/init.lua"
+    );
+}
+
+#[test]
+fn lsp_hover_on_a_werf_resource_shows_its_step_in_werfs_order() {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = dir.path().join("auto");
+    copy_dir(&crate::fixture("migrate/werf/auto"), &chart);
+    let chart = chart.canonicalize().expect("canonical");
+    let mut client = Client::start();
+    let app = client.open(&chart.join("templates/app.yaml"));
+    client.diagnostics(&app, |_| true);
+    let hover = client.request("textDocument/hover", at(&app, 7, 2));
+    assert_eq!(
+        hover["contents"]["value"],
+        "**werf** installs this resource in step 2 of 2"
+    );
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
+fn lsp_misspelt_sequencing_key_is_renamed_by_its_quick_fix() {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let (_dir, chart) = chart_copy();
+    let mut client = Client::start();
+    let path = chart.join("templates/app.yaml");
+    let app = client.open(&path);
+    client.diagnostics(&app, |l| !l.is_empty());
+    let typo = std::fs::read_to_string(&path)
+        .expect("app.yaml")
+        .replace("helm.sh/resource-group: app", "helm.sh/resource-gruop: app");
+    client.change(&app, 2, &typo);
+    let list = client.diagnostics(&app, |l| has(l, "CS202"));
+    let d = list
+        .iter()
+        .find(|d| d["code"] == "CS202")
+        .expect("CS202")
+        .clone();
+    assert_eq!(d["range"], range(5, 4, 5, 26));
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": app}, "range": d["range"], "context": {"diagnostics": [d]}}),
+    );
+    assert_eq!(
+        actions[0]["title"],
+        "Rename `helm.sh/resource-gruop` to `helm.sh/resource-group`"
+    );
+    assert_eq!(
+        actions[0]["edit"]["changes"][&app],
+        json!([{"range": range(5, 4, 5, 26), "newText": "helm.sh/resource-group"}])
+    );
+    assert_eq!(client.shutdown(), Some(0));
 }

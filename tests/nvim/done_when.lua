@@ -1,12 +1,12 @@
--- Neovim, headless, with `chartseq lsp` as its language server (the README's configuration,
--- in its Neovim 0.7 form): open a template, misspell a group, save, see CS101 at that line,
--- accept the quick fix, see the finding go, hover the group, jump to its definition.
+-- Neovim, headless, with `chartseq lsp` as its language server through the README's
+-- configuration: open a template, misspell a group, save, see CS101 at that line, accept the
+-- quick fix, see the finding go, hover the group, jump to its definition.
 --
--- Run by tests/it/nvim.rs: nvim --headless --clean -c "luafile tests/nvim/done_when.lua"
--- with CHARTSEQ_BIN (the binary), CHARTSEQ_CHART (a chart copy) and CHARTSEQ_RESULT (where
--- the outcome is written: "ok <ms to CS101>" or the failure).
+-- Run by tests/it/lsp.rs: nvim --headless --clean -n -c "luafile tests/nvim/done_when.lua",
+-- with CHARTSEQ_INIT (tests/nvim/init.lua, the README's configuration; `chartseq` on PATH),
+-- CHARTSEQ_CHART (a chart copy) and CHARTSEQ_RESULT (where the outcome is written:
+-- "ok <ms from the save to CS101>" or the failure).
 
-local bin = os.getenv("CHARTSEQ_BIN")
 local chart = os.getenv("CHARTSEQ_CHART")
 local result = os.getenv("CHARTSEQ_RESULT")
 local HANG = 60000
@@ -41,16 +41,16 @@ local function find(bufnr, code)
 end
 
 local function run()
+  -- The README's configuration, as a user's init.lua holds it.
+  dofile(os.getenv("CHARTSEQ_INIT"))
   vim.cmd("edit " .. chart .. "/templates/app.yaml")
   local bufnr = vim.api.nvim_get_current_buf()
-  -- The README's configuration (Neovim 0.7: start_client + buf_attach_client).
-  local id = vim.lsp.start_client({
-    name = "chartseq",
-    cmd = { bin, "lsp" },
-    root_dir = chart,
-  })
-  check(id ~= nil, "the client did not start")
-  vim.lsp.buf_attach_client(bufnr, id)
+  check(vim.bo[bufnr].filetype == "yaml", "filetype " .. vim.bo[bufnr].filetype)
+  -- The client shows among the buffer's clients once the server has initialized.
+  check(vim.wait(HANG, function()
+    return next(vim.lsp.buf_get_clients(bufnr)) ~= nil
+  end, 20), "the client did not start")
+  local id = next(vim.lsp.buf_get_clients(bufnr))
   check(vim.wait(HANG, function()
     local c = vim.lsp.get_client_by_id(id)
     return c ~= nil and c.initialized
