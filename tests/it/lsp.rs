@@ -20,6 +20,8 @@ pub struct Client {
     messages: Receiver<Value>,
     /// Notifications read while waiting for a response.
     pending: Vec<Value>,
+    /// Messages already consumed by [`Client::diagnostics`] (what was shown before).
+    seen: Vec<Value>,
     next_id: i64,
 }
 
@@ -47,13 +49,22 @@ impl Client {
     /// Starts `chartseq lsp` (with the helm of `$CHARTSEQ_HELM` when set), without
     /// initializing it.
     pub fn spawn() -> Self {
+        Self::spawn_helm(std::env::var_os("CHARTSEQ_HELM").map(PathBuf::from))
+    }
+
+    /// Starts `chartseq lsp --helm HELM`, without initializing it.
+    pub fn spawn_with_helm(helm: &Path) -> Self {
+        Self::spawn_helm(Some(helm.to_path_buf()))
+    }
+
+    fn spawn_helm(helm: Option<PathBuf>) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_chartseq"));
         cmd.arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        if let Some(helm) = std::env::var_os("CHARTSEQ_HELM") {
-            cmd.env("CHARTSEQ_HELM", helm);
+        if let Some(helm) = helm {
+            cmd.arg("--helm").arg(helm);
         }
         let mut child = cmd.spawn().expect("chartseq lsp starts");
         let stdin = child.stdin.take().expect("stdin is piped");
@@ -72,6 +83,7 @@ impl Client {
             stdin,
             messages,
             pending: Vec::new(),
+            seen: Vec::new(),
             next_id: 0,
         }
     }
@@ -150,6 +162,7 @@ impl Client {
             });
             if let Some(i) = found {
                 let m = self.pending.remove(i);
+                self.seen.push(m.clone());
                 let list = m["params"]["diagnostics"]
                     .as_array()
                     .cloned()
@@ -165,7 +178,10 @@ impl Client {
                 let id = m["id"].clone();
                 self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
             }
-            self.pending.push(m);
+            self.seen.push(m.clone());
+            if m["method"] == "textDocument/publishDiagnostics" {
+                self.pending.push(m);
+            }
         }
     }
 
@@ -704,5 +720,61 @@ fn lsp_misspelt_sequencing_key_is_renamed_by_its_quick_fix() {
         actions[0]["edit"]["changes"][&app],
         json!([{"range": range(5, 4, 5, 26), "newText": "helm.sh/resource-group"}])
     );
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+/// A helm that takes half a second to start: renders slow enough to show progress and to be
+/// overtaken by an edit.
+fn slow_helm(dir: &Path, helm: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("slow-helm");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nsleep 0.5\nexec '{}' \"$@\"\n", helm.display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+#[test]
+fn lsp_a_slow_render_shows_progress_and_an_edit_during_it_drops_its_result() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let (dir, chart) = chart_copy();
+    let slow = slow_helm(dir.path(), &helm);
+    let mut client = {
+        let mut cmd_client = Client::spawn_with_helm(&slow);
+        let result = cmd_client.request(
+            "initialize",
+            json!({"processId": null, "capabilities": {"window": {"workDoneProgress": true}}}),
+        );
+        assert!(result["capabilities"].is_object());
+        cmd_client.notify("initialized", json!({}));
+        cmd_client
+    };
+    let path = chart.join("templates/app.yaml");
+    let app = client.open(&path);
+    // Typed while the first render runs: that render's findings describe text that is gone.
+    let typo = std::fs::read_to_string(&path)
+        .expect("app.yaml")
+        .replace("'[\"database\"]'", "'[\"databse\"]'");
+    client.change(&app, 2, &typo);
+    let first = client.diagnostics(&app, |_| true);
+    assert!(has(&first, "CS101"), "{first:?}");
+    // Progress was shown for the slow render, begun and ended.
+    let kinds: Vec<String> = client
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "$/progress")
+        .map(|m| {
+            m["params"]["value"]["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert!(kinds.windows(2).any(|w| w == ["begin", "end"]), "{kinds:?}");
     assert_eq!(client.shutdown(), Some(0));
 }
