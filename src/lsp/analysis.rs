@@ -354,7 +354,7 @@ fn quoted<'t>(text: &'t str, after: &str) -> Option<&'t str> {
 }
 
 /// What a certain quick fix needs, from the finding's own words: the name written and the one
-/// meant (CS101, CS102), the key and expression to add (CS301), the key to rename (CS202: a
+/// meant (CS101, CS102), the name a group waits for that is itself (CS001), the key and expression to add (CS301), the key to rename (CS202: a
 /// misspelt key, a key of the superseded draft with a one-key HIP-0025 equivalent).
 fn fix_data(finding: &Finding) -> Option<serde_json::Value> {
     match finding.code {
@@ -368,6 +368,12 @@ fn fix_data(finding: &Finding) -> Option<serde_json::Value> {
             let key = quoted(&finding.help, "add")?;
             let expression = quoted(&finding.help, "for example")?;
             Some(serde_json::json!({"add": key, "expression": expression}))
+        }
+        // A group that depends on itself: the one cycle whose fix is certain.
+        "CS001" => {
+            let (_, path) = finding.message.rsplit_once(": ")?;
+            let (a, b) = path.split_once(" -> ")?;
+            (a == b).then(|| serde_json::json!({"remove": a}))
         }
         "CS202" => {
             let written = quoted(&finding.message, "")?;

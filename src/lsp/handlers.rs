@@ -448,6 +448,8 @@ fn code_actions(session: &Session, params: &serde_json::Value) -> Option<Vec<Cod
             data.get("expression").and_then(serde_json::Value::as_str),
         ) {
             add_readiness(doc, line, key, expression)
+        } else if let Some(own) = data.get("remove").and_then(serde_json::Value::as_str) {
+            remove_name(doc, line, own)
         } else if let (Some(written), Some(to)) = (
             data.get("rename").and_then(serde_json::Value::as_str),
             data.get("to").and_then(serde_json::Value::as_str),
@@ -529,4 +531,60 @@ fn text_at(text: &str, range: Range) -> Option<&str> {
         (seen == units as usize).then_some(line.len())
     };
     line.get(byte(range.start.character)?..byte(range.end.character)?)
+}
+
+/// The edit that takes a group's own name out of its depends-on list, with its quotes and
+/// one separating comma.
+fn remove_name(doc: &super::session::Doc, line: u32, own: &str) -> Option<(String, TextEdit)> {
+    let o =
+        doc.index.occurrences.iter().find(|o| {
+            o.line == line && o.kind == Kind::GroupRef && o.name == own && !o.templated
+        })?;
+    let text = doc.text.lines().nth(line as usize)?;
+    let byte = |units: u32| {
+        let mut seen = 0;
+        for (i, c) in text.char_indices() {
+            if seen >= units as usize {
+                return i;
+            }
+            seen += c.len_utf16();
+        }
+        text.len()
+    };
+    let (mut start, mut end) = (byte(o.start), byte(o.end));
+    // The quotes around it: `"a"` or `\"a\"`.
+    for quote in ["\\\"", "\""] {
+        if text[..start].ends_with(quote) && text[end..].starts_with(quote) {
+            start -= quote.len();
+            end += quote.len();
+            break;
+        }
+    }
+    let after = &text[end..];
+    let trimmed = after.trim_start();
+    if let Some(rest) = trimmed.strip_prefix(',') {
+        end += after.len() - rest.trim_start().len();
+    } else {
+        let before = text[..start].trim_end();
+        if let Some(kept) = before.strip_suffix(',') {
+            start = kept.len();
+        }
+    }
+    let col = |b: usize| index::utf16_len(&text[..b]);
+    Some((
+        format!("Remove `{own}`: a group cannot wait for itself"),
+        TextEdit {
+            range: Range {
+                start: Position {
+                    line,
+                    character: col(start),
+                },
+                end: Position {
+                    line,
+                    character: col(end),
+                },
+            },
+            new_text: String::new(),
+        },
+    ))
 }

@@ -778,3 +778,56 @@ fn lsp_a_slow_render_shows_progress_and_an_edit_during_it_drops_its_result() {
     assert!(kinds.windows(2).any(|w| w == ["begin", "end"]), "{kinds:?}");
     assert_eq!(client.shutdown(), Some(0));
 }
+
+#[test]
+fn lsp_a_group_depending_on_itself_loses_that_name_by_its_quick_fix() {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let (_dir, chart) = chart_copy();
+    let mut client = Client::start();
+    let path = chart.join("templates/app.yaml");
+    let app = client.open(&path);
+    client.diagnostics(&app, |l| !l.is_empty());
+    let looped = std::fs::read_to_string(&path)
+        .expect("app.yaml")
+        .replace("'[\"database\"]'", "'[\"app\", \"database\"]'");
+    client.change(&app, 2, &looped);
+    let list = client.diagnostics(&app, |l| has(l, "CS001"));
+    let d = list
+        .iter()
+        .find(|d| d["code"] == "CS001")
+        .expect("CS001")
+        .clone();
+    assert_eq!(d["range"]["start"]["line"], 6);
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": app}, "range": d["range"], "context": {"diagnostics": [d]}}),
+    );
+    assert_eq!(
+        actions[0]["title"],
+        "Remove `app`: a group cannot wait for itself"
+    );
+    assert_eq!(
+        actions[0]["edit"]["changes"][&app],
+        json!([{"range": range(6, 42, 6, 49), "newText": ""}])
+    );
+    // A value a helper writes gets no edit.
+    let templated = looped.replace(
+        "'[\"app\", \"database\"]'",
+        "'[\"app\", \"database\"{{ if false }}, \"x\"{{ end }}]'",
+    );
+    client.change(&app, 3, &templated);
+    let list = client.diagnostics(&app, |l| has(l, "CS001"));
+    let d = list
+        .iter()
+        .find(|d| d["code"] == "CS001")
+        .expect("CS001")
+        .clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": app}, "range": d["range"], "context": {"diagnostics": [d]}}),
+    );
+    assert_eq!(actions, json!([]));
+    assert_eq!(client.shutdown(), Some(0));
+}
