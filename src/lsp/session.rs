@@ -355,15 +355,22 @@ impl Session {
             return Some(&doc.index);
         }
         let root = index::chart_root(path)?;
-        self.charts.get(&root)?.last.as_ref()?.files.get(path)
+        let chart = self.charts.get(&root)?;
+        [&chart.last, &chart.good]
+            .into_iter()
+            .flatten()
+            .find_map(|a| a.files.get(path))
     }
 
     /// Every file of a chart with its index (open buffers over the last render).
     pub fn chart_files(&self, root: &Path) -> Vec<(PathBuf, &FileIndex)> {
         let mut out: BTreeMap<PathBuf, &FileIndex> = BTreeMap::new();
-        if let Some(last) = self.charts.get(root).and_then(|c| c.last.as_ref()) {
-            for (p, i) in &last.files {
-                out.insert(p.clone(), i);
+        // A render that failed read no files: the last one that rendered still knows them.
+        if let Some(chart) = self.charts.get(root) {
+            for analysis in [&chart.good, &chart.last].into_iter().flatten() {
+                for (p, i) in &analysis.files {
+                    out.insert(p.clone(), i);
+                }
             }
         }
         for (p, d) in &self.docs {

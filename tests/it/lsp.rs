@@ -831,3 +831,32 @@ fn lsp_a_group_depending_on_itself_loses_that_name_by_its_quick_fix() {
     assert_eq!(actions, json!([]));
     assert_eq!(client.shutdown(), Some(0));
 }
+
+#[test]
+fn lsp_a_half_typed_depends_on_is_diagnosed_and_still_completes() {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let (_dir, chart) = chart_copy();
+    let mut client = Client::start();
+    let path = chart.join("templates/app.yaml");
+    let app = client.open(&path);
+    client.diagnostics(&app, |l| !l.is_empty());
+    let half = std::fs::read_to_string(&path)
+        .expect("app.yaml")
+        .replace("'[\"database\"]'", "'[\"");
+    client.change(&app, 2, &half);
+    let list = client.diagnostics(&app, |l| !has(l, "CS203"));
+    assert!(!list.is_empty(), "the half-typed value is reported");
+    let completion = client.request("textDocument/completion", at(&app, 6, 43));
+    let labels: Vec<&str> = completion
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["label"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(labels, ["app", "database", "migrate"]);
+    assert_eq!(
+        client.request("textDocument/hover", at(&app, 6, 42)),
+        Value::Null
+    );
+    assert_eq!(client.shutdown(), Some(0));
+}
