@@ -405,6 +405,35 @@ mod tests {
         );
     }
 
+    /// Every prefix of every annotation line (what an author has typed so far, multibyte
+    /// names included) is read without failing, into ranges inside the line.
+    #[test]
+    fn every_prefix_of_an_annotation_line_is_read_into_ranges_inside_it() {
+        let lines = [
+            "    helm.sh/depends-on/resource-groups: '[\"db\", \"cäche\"]' # note",
+            "    \"helm.sh/resource-group\": \"ü-app\"",
+            "    helm.sh/depends-on/subcharts: \"[\\\"db\\\"]\"",
+            "    helm.sh/readiness-failure: '[\"{.failed} >= 1\"]'",
+            "  - name: postgres✓",
+            "    depends-on: [a, b]",
+        ];
+        for line in lines {
+            for (cut, _) in line
+                .char_indices()
+                .chain(std::iter::once((line.len(), ' ')))
+            {
+                let text = &line[..cut];
+                let width = utf16_len(text);
+                let chart_yaml = format!("dependencies:\n{text}\n");
+                for index in [scan_template(text), scan_chart_yaml(&chart_yaml)] {
+                    for o in &index.occurrences {
+                        assert!(o.start <= o.end && o.end <= width, "{text:?}: {o:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn half_typed_annotations_are_read_without_failing() {
         for text in [
