@@ -14,6 +14,17 @@ export CHARTSEQ_CHECK_JSONSCHEMA="$CI_BIN/check-jsonschema" CHARTSEQ_ACTIONLINT=
   CHARTSEQ_PRE_COMMIT="$CI_BIN/pre-commit" CHARTSEQ_SARIF_MULTITOOL="$CI_BIN/sarif-multitool" \
   CHARTSEQ_SHELLCHECK="$CI_BIN/shellcheck" CHARTSEQ_JUNITPARSER="$CI_BIN/junitparser" \
   CHARTSEQ_HADOLINT="$CI_BIN/hadolint"
+# The editor test's Neovim (tests/nvim/, driven by tests/it/lsp.rs): Debian's package when
+# nvim is missing; with CHARTSEQ_REQUIRE_TOOLS=1 the test fails rather than skips without it.
+if ! command -v nvim >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "== neovim (apt-get install neovim)" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null
+fi
+CHARTSEQ_NVIM="$(command -v nvim || true)"
+export CHARTSEQ_NVIM
 # The deploy tests' cluster: a real control plane built from the Kubernetes v1.35 sources
 # (scripts/cluster.sh; needs Go), up for the run and down after it whatever happens.
 CLUSTER_DIR="$PWD/target/cluster/test-$$"

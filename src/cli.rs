@@ -75,6 +75,10 @@ pub enum Command {
     /// Move a chart's ordering from werf, Argo CD, kapp, KOTS or draft-HIP annotations to HIP-0025:
     /// a patch of its templates and a proof of which constraints the new order keeps.
     Migrate(MigrateArgs),
+    /// Run the language server on standard input and output: lint findings, the plan on
+    /// hover, navigation, completion and quick fixes in any editor that speaks LSP.
+    #[cfg(feature = "lsp")]
+    Lsp(LspArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell, elvish), e.g.
     /// `chartseq completions bash > /etc/bash_completion.d/chartseq`.
     Completions {
@@ -988,6 +992,16 @@ pub enum ReadinessFormatArg {
 }
 
 #[derive(Debug, Args)]
+pub struct LspArgs {
+    /// The helm binary that renders the charts (default: `$CHARTSEQ_HELM`, then `PATH`).
+    #[arg(long, value_name = "PATH")]
+    pub helm: Option<PathBuf>,
+    /// Accepted for editors that pass it; the server always speaks on stdin and stdout.
+    #[arg(long, hide = true)]
+    pub stdio: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ReadinessArgs {
     /// A YAML file with one or more objects (a `kind: List` too), or `-` for stdin.
     #[arg(value_name = "OBJECT")]
@@ -1064,6 +1078,22 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // The language server owns standard output (its protocol stream): it runs before this
+    // thread locks it for the other commands.
+    #[cfg(feature = "lsp")]
+    if let Command::Lsp(args) = &cli.command {
+        let options = crate::lsp::LspOptions {
+            helm: args.helm.clone(),
+            ..crate::lsp::LspOptions::default()
+        };
+        return match crate::lsp::run(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                let _ = commands::write_failure(&mut std::io::stderr(), &e.into());
+                ExitCode::from(2)
+            }
+        };
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     // NOTE: standard error is not locked for the whole run: the progress display draws on it
@@ -1195,6 +1225,11 @@ fn run(
         ),
         Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
         Command::Diff(args) => commands::diff::diff(&args.to_options()?, out, err),
+        #[cfg(feature = "lsp")]
+        Command::Lsp(_) => Err(crate::error::Error::new(
+            "the language server runs before standard output is taken (cli::main)",
+        )
+        .into()),
         Command::Completions { shell } => generate::completions(shell, out),
         Command::Man { dir } => generate::man(dir.as_deref(), out),
         Command::Migrate(args) => commands::migrate::migrate(

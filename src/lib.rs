@@ -13,6 +13,8 @@ pub mod diff;
 pub mod duration;
 pub mod error;
 pub mod lint;
+#[cfg(feature = "lsp")]
+pub mod lsp;
 pub mod migrate;
 pub mod model;
 pub mod parse;

@@ -23,6 +23,8 @@ mod hostile;
 mod hostile_input;
 mod integrations;
 mod lint;
+#[cfg(feature = "lsp")]
+mod lsp;
 mod matrix;
 mod memory;
 mod migrate;
