@@ -14,6 +14,8 @@ pub const TEST_USER: &str = "chartseq-admin";
 pub struct Event {
     pub verb: String,
     pub user: String,
+    /// The client's `User-Agent`: `kubectl/…` for the tests' own kubectl calls.
+    pub user_agent: String,
     pub resource: String,
     pub subresource: String,
     pub name: String,
@@ -111,6 +113,7 @@ impl Audit {
             .map(|e| Event {
                 verb: text(&e, &["verb"]),
                 user: text(&e, &["user", "username"]),
+                user_agent: text(&e, &["userAgent"]),
                 resource: text(&e, &["objectRef", "resource"]),
                 subresource: text(&e, &["objectRef", "subresource"]),
                 name: text(&e, &["objectRef", "name"]),
@@ -170,6 +173,39 @@ impl Audit {
             .filter(|e| e.user == TEST_USER && e.verb == "delete" && (200..300).contains(&e.code))
             .map(|e| format!("{}/{}", e.resource, e.name))
             .collect()
+    }
+
+    /// chartseq's own successful writes and deletions (not kubectl's, not helm's), in order, as
+    /// `verb resource/name`.
+    pub fn chartseq_changes(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| {
+                e.user == TEST_USER
+                    && !e.user_agent.starts_with("kubectl")
+                    && !e.user_agent.starts_with("helm")
+                    && e.subresource.is_empty()
+                    && matches!(e.verb.as_str(), "create" | "patch" | "update" | "delete")
+                    && (200..300).contains(&e.code)
+            })
+            .map(|e| format!("{} {}/{}", e.verb, e.resource, e.name))
+            .collect()
+    }
+
+    /// How often `verb` succeeded on `kind/name` by any client of the tests.
+    pub fn count(&self, verb: &str, kind: &str, name: &str) -> usize {
+        let resource = resource(kind);
+        self.events
+            .iter()
+            .filter(|e| {
+                e.user == TEST_USER
+                    && e.verb == verb
+                    && e.resource == resource
+                    && e.name == name
+                    && e.subresource.is_empty()
+                    && (200..300).contains(&e.code)
+            })
+            .count()
     }
 
     /// Whether an object was ever written by the tests.
