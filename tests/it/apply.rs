@@ -15,7 +15,6 @@ mod order;
 mod plugin;
 mod preview;
 mod reference;
-mod rollback;
 mod support;
 mod terminal;
 mod watches;

@@ -13,6 +13,7 @@ mod dialects;
 mod failures;
 mod helm;
 mod order;
+mod rollback;
 mod safety;
 mod storage;
 
