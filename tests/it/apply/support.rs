@@ -170,18 +170,6 @@ impl Env {
 }
 
 impl Env {
-    /// Real helm against this server, with its own configuration directories; `HELM_DRIVER`
-    /// as given.
-    pub fn helm(
-        &self,
-        helm: &std::path::Path,
-        driver: &str,
-        args: &[&str],
-    ) -> (i32, String, String) {
-        let home = self.dir.path().join("helm-home");
-        run(crate::helm_command(helm, &self.server.kubeconfig, &home, driver).args(args))
-    }
-
     /// A release revision as stored: the storage object and the release JSON it holds,
     /// decoded as Helm decodes it (base64, gzip; a Secret's data is base64 once more).
     pub fn stored_release(
