@@ -185,35 +185,6 @@ impl Env {
 }
 
 impl Env {
-    /// Stores release `shop`'s revision again with `status` (and `description`, when given),
-    /// in the release and in the Secret's label, as a run killed or failed part way leaves it.
-    pub fn set_status(&self, revision: u32, status: &str, description: Option<&str>) {
-        use base64::Engine as _;
-        use std::io::Write as _;
-        let (object, mut release) = self
-            .stored_release("Secret", "shop", revision)
-            .expect("the revision is stored");
-        release["info"]["status"] = status.into();
-        if let Some(description) = description {
-            release["info"]["description"] = description.into();
-        }
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(release.to_string().as_bytes()).expect("gzip");
-        let b64 = base64::engine::general_purpose::STANDARD;
-        let text = b64.encode(gz.finish().expect("gzip"));
-        let mut labels = object["metadata"]["labels"].clone();
-        labels["status"] = status.into();
-        let name = format!("sh.helm.release.v1.shop.v{revision}");
-        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-            "metadata": {"name": name, "labels": labels},
-            "data": {"release": b64.encode(text)}});
-        self.create_as(
-            "helm",
-            &format!("/api/v1/namespaces/default/secrets/{name}"),
-            &secret.to_string(),
-        );
-    }
-
     /// Every request the server saw, in the order they arrived.
     pub fn requests(&self) -> Vec<RequestEntry> {
         self.server.server.requests()

@@ -9,6 +9,7 @@
 
 mod audit;
 mod corpus;
+mod deploy;
 mod dialects;
 mod failures;
 mod helm;
@@ -221,11 +222,16 @@ impl Ns {
     /// namespace as `kind`.
     pub fn cluster_name(&self, kind: &str, base: &str) -> String {
         let name = format!("{base}-{}", self.name);
+        self.owns(kind, &name);
+        name
+    }
+
+    /// Has the cluster-scoped object `kind/name` deleted with the namespace.
+    pub fn owns(&self, kind: &str, name: &str) {
         self.cluster_scoped
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push((kind.to_owned(), name.clone()));
-        name
+            .push((kind.to_owned(), name.to_owned()));
     }
 
     /// A `PersistentVolume` bound in advance to this namespace's claim `claim`, so that the
