@@ -13,7 +13,6 @@ mod kubectl;
 mod limits;
 mod order;
 mod plugin;
-mod preview;
 mod reference;
 mod support;
 mod terminal;

@@ -25,6 +25,10 @@ pub struct Event {
     pub completed: String,
     pub code: u16,
     pub object: Option<Value>,
+    /// The request asked for a dry run (`dryRun=All`).
+    pub dry_run: bool,
+    /// The request's path and query.
+    pub uri: String,
 }
 
 pub struct Audit {
@@ -104,12 +108,18 @@ impl Audit {
     /// The events of `namespace` in the log at `path`, in the order the server completed
     /// them; requests with `dryRun` are left out.
     pub fn read(path: &Path, namespace: &str) -> Self {
+        let mut audit = Self::read_with_dry_runs(path, namespace);
+        audit.events.retain(|e| !e.dry_run);
+        audit
+    }
+
+    /// [`Audit::read`] with the dry runs.
+    pub fn read_with_dry_runs(path: &Path, namespace: &str) -> Self {
         let log = std::fs::read_to_string(path).expect("the audit log is readable");
         let mut events: Vec<Event> = log
             .lines()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
             .filter(|e| text(e, &["objectRef", "namespace"]) == namespace)
-            .filter(|e| !text(e, &["requestURI"]).contains("dryRun="))
             .map(|e| Event {
                 verb: text(&e, &["verb"]),
                 user: text(&e, &["user", "username"]),
@@ -121,6 +131,8 @@ impl Audit {
                 completed: text(&e, &["stageTimestamp"]),
                 code: u16::try_from(int(&e, &["responseStatus", "code"], 0)).unwrap_or(0),
                 object: e.get("responseObject").cloned(),
+                dry_run: text(&e, &["requestURI"]).contains("dryRun="),
+                uri: text(&e, &["requestURI"]),
             })
             .collect();
         events.sort_by(|a, b| a.completed.cmp(&b.completed));

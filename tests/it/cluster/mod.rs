@@ -14,6 +14,7 @@ mod dialects;
 mod failures;
 mod helm;
 mod order;
+mod preview;
 mod rollback;
 mod safety;
 mod storage;
