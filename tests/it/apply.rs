@@ -16,4 +16,3 @@ mod plugin;
 mod reference;
 mod support;
 mod terminal;
-mod watches;

@@ -12,6 +12,7 @@ mod corpus;
 mod deploy;
 mod dialects;
 mod failures;
+mod faults;
 mod helm;
 mod order;
 mod preview;
