@@ -13,6 +13,5 @@ mod kubectl;
 mod limits;
 mod order;
 mod plugin;
-mod reference;
 mod support;
 mod terminal;

@@ -16,6 +16,7 @@ mod faults;
 mod helm;
 mod order;
 mod preview;
+mod reference;
 mod rollback;
 mod safety;
 mod storage;
