@@ -11,7 +11,6 @@ mod e2e;
 mod helm_parity;
 mod kubectl;
 mod limits;
-mod order;
 mod plugin;
 mod support;
 mod terminal;

@@ -15,6 +15,7 @@ mod failures;
 mod faults;
 mod helm;
 mod order;
+mod order_requests;
 mod preview;
 mod reference;
 mod rollback;
