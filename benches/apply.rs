@@ -287,12 +287,13 @@ fn main() {
         "apiVersion: v2\nname: bench\nversion: 0.1.0\n",
     )
     .expect("Chart.yaml");
-    let unsequenced: String = r
-        .stream
-        .lines()
-        .filter(|l| !l.contains("helm.sh/depends-on/resource-groups"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let mut unsequenced = String::new();
+    for line in r.stream.lines() {
+        if !line.contains("helm.sh/depends-on/resource-groups") {
+            unsequenced.push_str(line);
+            unsequenced.push('\n');
+        }
+    }
     std::fs::write(chart.join("templates/all.yaml"), unsequenced).expect("the templates");
 
     let id = std::process::id();
