@@ -8,7 +8,6 @@ mod apiserver;
 mod deploy;
 mod dialects;
 mod e2e;
-mod helm_parity;
 mod kubectl;
 mod limits;
 mod plugin;

@@ -14,6 +14,7 @@ mod dialects;
 mod failures;
 mod faults;
 mod helm;
+mod helm_parity;
 mod order;
 mod order_requests;
 mod preview;
