@@ -12,4 +12,3 @@ mod kubectl;
 mod limits;
 mod plugin;
 mod support;
-mod terminal;

@@ -22,6 +22,7 @@ mod reference;
 mod rollback;
 mod safety;
 mod storage;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::Command;
