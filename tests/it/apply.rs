@@ -10,5 +10,4 @@ mod dialects;
 mod e2e;
 mod kubectl;
 mod limits;
-mod plugin;
 mod support;

@@ -17,6 +17,7 @@ mod helm;
 mod helm_parity;
 mod order;
 mod order_requests;
+mod plugin;
 mod preview;
 mod reference;
 mod rollback;
