@@ -189,21 +189,4 @@ impl Env {
     pub fn requests(&self) -> Vec<RequestEntry> {
         self.server.server.requests()
     }
-
-    /// How many requests the server has seen: a mark for [`Env::changes_since`].
-    pub fn mark(&self) -> usize {
-        self.requests().len()
-    }
-
-    /// Every request that changes something, from request `from` on, in arrival order, as
-    /// `METHOD Kind/name` (server-side applies are `PATCH`); dry runs, and requests answered
-    /// with an error, excluded.
-    pub fn changes_since(&self, from: usize) -> Vec<String> {
-        self.requests()
-            .into_iter()
-            .skip(from)
-            .filter(|r| r.method != "GET" && !r.dry_run() && (200..300).contains(&r.status))
-            .map(|r| format!("{} {}", r.method, r.object()))
-            .collect()
-    }
 }

@@ -15,7 +15,7 @@ use super::{Ns, ok};
 use crate::{chartseq, fixture, root, run};
 
 /// A running fault proxy in front of the test cluster, stopped when dropped.
-struct Proxy {
+pub struct Proxy {
     child: Child,
     addr: String,
     kubeconfig: PathBuf,
@@ -34,7 +34,7 @@ fn kubeconfig_value(text: &str, key: &str) -> String {
 impl Proxy {
     /// Starts the proxy with `flags` (`-fail-every N`, `-cut-watches D`, `-latency D`) and
     /// writes a kubeconfig that points at it.
-    fn start(ns: &Ns, flags: &[&str]) -> Self {
+    pub fn start(ns: &Ns, flags: &[&str]) -> Self {
         let bin = root().join("target/cluster/bin/faultproxy");
         if !bin.is_file() {
             ok(run(
@@ -74,7 +74,7 @@ impl Proxy {
     }
 
     /// `chartseq ARGS --kubeconfig PROXY -n NS`.
-    fn chartseq(&self, ns: &Ns, args: &[&str]) -> (i32, String, String) {
+    pub fn chartseq(&self, ns: &Ns, args: &[&str]) -> (i32, String, String) {
         run(chartseq()
             .args(args)
             .arg("--kubeconfig")
@@ -82,8 +82,13 @@ impl Proxy {
             .args(["-n", &ns.name]))
     }
 
+    /// The kubeconfig that points at the proxy.
+    pub fn kubeconfig(&self) -> &str {
+        self.kubeconfig.to_str().expect("a UTF-8 path")
+    }
+
     /// What the proxy injected and forwarded so far.
-    fn stats(&self) -> Value {
+    pub fn stats(&self) -> Value {
         let mut stream = std::net::TcpStream::connect(&self.addr).expect("the proxy accepts");
         write!(
             stream,

@@ -15,6 +15,7 @@ mod failures;
 mod faults;
 mod helm;
 mod helm_parity;
+mod limits;
 mod order;
 mod order_requests;
 mod plugin;
