@@ -9,5 +9,4 @@ mod deploy;
 mod dialects;
 mod e2e;
 mod kubectl;
-mod limits;
 mod support;

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::apiserver::{self, Handle, LogEntry, RequestEntry, Scenario};
-use crate::{chartseq, fixture, run};
+use crate::{chartseq, run};
 
 pub struct Env {
     pub dir: tempfile::TempDir,
@@ -30,20 +30,6 @@ impl Env {
 
     pub fn run(&self, args: &[&str]) -> (i32, String, String) {
         run(&mut self.cmd(args))
-    }
-
-    pub fn apply(&self, stream: &str, extra: &[&str]) -> (i32, String, String) {
-        let path = fixture(&format!("apply/{stream}"));
-        let mut args = vec![
-            "apply",
-            path.to_str().expect("a UTF-8 path"),
-            "--release",
-            "shop",
-            "-n",
-            "default",
-        ];
-        args.extend_from_slice(extra);
-        self.run(&args)
     }
 
     pub fn log(&self) -> Vec<LogEntry> {

@@ -1,7 +1,9 @@
 //! The deployer's input limits on the real control plane: durations bounded by Go's largest,
 //! object names and namespaces checked as the API server checks them before any request (the
 //! fault proxy, forwarding without faults, counts every request), and an unreadable revision
-//! in a release's own history stepped over.
+//! in a release's own history stepped over; release records read defensively (a corrupt or
+//! oversized one is skipped with a warning, never the end of a listing) and decompressed
+//! within a bound.
 
 use super::faults::Proxy;
 use super::{Ns, ok};
@@ -75,15 +77,15 @@ fn gzipped(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(gz.finish().expect("compresses"))
 }
 
-/// Stores a release Secret as another client would: `text` is the release text (a Secret's
-/// data is its base64); `None` stores no `release` key.
-fn release_secret(env: &Ns, release: &str, revision: u32, text: Option<&str>) {
+/// Stores a release Secret in `namespace` as another client would: `text` is the release text
+/// (a Secret's data is its base64); `None` stores no `release` key.
+fn release_secret_in(env: &Ns, namespace: &str, release: &str, revision: u32, text: Option<&str>) {
     use base64::Engine as _;
     let name = format!("sh.helm.release.v1.{release}.v{revision}");
     let mut body = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": name, "labels": {
+        "metadata": {"name": name, "namespace": namespace, "labels": {
             "owner": "helm", "name": release, "status": "deployed", "version": revision.to_string()}},
         "type": "helm.sh/release.v1",
         "data": {},
@@ -92,7 +94,23 @@ fn release_secret(env: &Ns, release: &str, revision: u32, text: Option<&str>) {
         body["data"]["release"] =
             serde_json::json!(base64::engine::general_purpose::STANDARD.encode(text));
     }
-    env.create_as("kubectl", &body.to_string());
+    let path = env.file(&format!("{namespace}-{name}.json"), &body.to_string());
+    ok(run(std::process::Command::new(&env.kubectl)
+        .args([
+            "apply",
+            "--server-side",
+            "--field-manager=kubectl",
+            "-f",
+            &path,
+        ])
+        .arg("--kubeconfig")
+        .arg(&env.cluster.kubeconfig)
+        .env_remove("KUBECONFIG")));
+}
+
+/// [`release_secret_in`] the test's own namespace.
+fn release_secret(env: &Ns, release: &str, revision: u32, text: Option<&str>) {
+    release_secret_in(env, &env.name.clone(), release, revision, text);
 }
 
 fn release_json(value: &serde_json::Value) -> String {
@@ -220,4 +238,281 @@ fn an_upgrade_steps_over_an_unreadable_revision() {
     );
     assert!(out.contains("revision 3, status deployed"), "{out}");
     assert!(env.stored_release("Secret", "shop", 3).is_some());
+}
+
+/// Every kind of unreadable record, each among readable ones: the listing names each one it
+/// skipped and shows every other; records missing fields are shown as helm shows them.
+#[test]
+fn a_corrupt_release_record_is_a_warning_never_the_end_of_a_listing() {
+    use serde_json::json;
+    let Some(env) = Ns::new("corrupt") else {
+        return;
+    };
+    let other = env.cluster_name("namespace", "other");
+    ok(env.kubectl(&["create", "namespace", &other]));
+    let own = env.name.clone();
+    let shop = crate::fixture("apply/shop.yaml");
+    ok(env.apply("shop", shop.to_str().expect("UTF-8"), &[]));
+    let unreadable: Vec<(&str, Option<String>, &str)> = vec![
+        ("badbase64", Some("%%% not base64".to_owned()), "not base64"),
+        (
+            "badgzip",
+            Some({
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD.encode([0x1f, 0x8b, 0x08, 0, 1, 2, 3])
+            }),
+            "not gzip",
+        ),
+        ("badjson", Some(gzipped(b"{not json")), "not a release"),
+        (
+            "badversion",
+            Some(release_json(&json!({"name": "badversion", "version": "1"}))),
+            "no revision number",
+        ),
+        (
+            "notanobject",
+            Some(release_json(&json!(["a", "b"]))),
+            "not a release",
+        ),
+        ("nodata", None, "no release data"),
+        ("bomb", Some(quick_bomb(65)), "expands to more than 64 MiB"),
+    ];
+    for (name, text, _) in &unreadable {
+        release_secret_in(&env, &other, name, 1, text.as_deref());
+    }
+    // Readable, with fields missing or of the wrong type.
+    release_secret_in(
+        &env,
+        &other,
+        "nochart",
+        1,
+        Some(&release_json(
+            &json!({"name": "nochart", "namespace": other, "version": 1,
+            "info": {"status": "deployed", "last_deployed": "2024-01-02T03:04:05Z"}, "manifest": ""}),
+        )),
+    );
+    release_secret_in(
+        &env,
+        &other,
+        "noinfo",
+        1,
+        Some(&release_json(
+            &json!({"name": "noinfo", "namespace": other, "version": 1,
+            "chart": {"metadata": {"name": "c", "version": "1.0.0", "appVersion": "2.0"}}}),
+        )),
+    );
+    release_secret_in(
+        &env,
+        &other,
+        "wrongtypes",
+        1,
+        Some(&release_json(
+            &json!({"name": "wrongtypes", "namespace": other, "version": 1,
+            "info": "deployed", "chart": "c", "manifest": 5, "hooks": "h", "chartseq": 7}),
+        )),
+    );
+    // The release's own history: an unreadable revision and a readable one without a chart.
+    release_secret(&env, "shop", 5, Some(&gzipped(b"[")));
+    release_secret(
+        &env,
+        "shop",
+        6,
+        Some(&release_json(
+            &json!({"name": "shop", "namespace": own, "version": 6}),
+        )),
+    );
+
+    // Every namespace: other tests' releases are listed too; the rows read are this test's.
+    let cs = |args: &[&str]| {
+        run(chartseq()
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&env.cluster.kubeconfig))
+    };
+    let (code, out, err) = cs(&["list", "-A"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for (name, _, reason) in &unreadable {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("Secret {other}/sh.helm.release.v1.{name}.v1:")))
+            .unwrap_or_else(|| panic!("no warning names {name}: {err}"));
+        assert!(
+            line.starts_with("chartseq: warning: ") && line.contains(reason),
+            "{line}"
+        );
+        assert!(
+            !out.lines()
+                .any(|l| l.split_whitespace().next() == Some(name)),
+            "{out}"
+        );
+    }
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| {
+                let mut fields = l.split_whitespace();
+                fields.next() == Some(name)
+                    && fields
+                        .next()
+                        .is_some_and(|n| n == own.as_str() || n == other.as_str())
+            })
+            .unwrap_or_else(|| panic!("no row for {name}: {out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("shop")[2], "6", "{out}");
+    assert_eq!(row("shop").last(), Some(&"MISSING"));
+    assert_eq!(row("nochart")[1..3], [other.as_str(), "1"]);
+    assert_eq!(
+        row("nochart")[row("nochart").len() - 2..],
+        ["MISSING", "MISSING"]
+    );
+    assert_eq!(
+        row("noinfo")[row("noinfo").len() - 3..],
+        ["unknown", "c-1.0.0", "2.0"]
+    );
+    assert_eq!(
+        row("wrongtypes")[row("wrongtypes").len() - 2..],
+        ["MISSING", "MISSING"]
+    );
+    assert!(
+        err.contains(&format!("Secret {own}/sh.helm.release.v1.shop.v5:")),
+        "{err}"
+    );
+
+    let (code, out, err) = env.chartseq(&["list"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.lines().any(|l| l.starts_with("shop\t")), "{out}");
+    assert!(err.contains("sh.helm.release.v1.shop.v5"), "{err}");
+    assert!(!err.contains(other.as_str()), "{err}");
+
+    let (code, out, err) = env.chartseq(&["history", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let revisions: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(revisions, ["1", "6"], "{out}");
+    assert!(err.contains("sh.helm.release.v1.shop.v5"), "{err}");
+
+    let (code, out, err) = env.chartseq(&["status", "shop"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("REVISION: 6") && out.contains("CHART: MISSING"),
+        "{out}"
+    );
+    for args in [&["history", "shop"][..], &["status", "shop"]] {
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        let (code, _, err) = env.chartseq(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+}
+
+/// A gzip stream that expands to `mib` MiB of spaces, built in a moment whatever its size:
+/// after a full flush the compressor starts afresh, so every further MiB compresses to the
+/// same bytes, which are repeated. The trailer's checksum is not computed (a reader that
+/// stops at its bound never reaches it; one that does not has already spent the memory).
+fn quick_bomb(mib: usize) -> String {
+    use base64::Engine as _;
+    let chunk = vec![b' '; 1 << 20];
+    let mut deflate = flate2::Compress::new(flate2::Compression::best(), false);
+    let mut block = |input: &[u8], flush| {
+        let mut out = Vec::with_capacity(64 << 10);
+        deflate
+            .compress_vec(input, &mut out, flush)
+            .expect("compresses");
+        out
+    };
+    let first = block(&chunk, flate2::FlushCompress::Full);
+    let next = block(&chunk, flate2::FlushCompress::Full);
+    let end = block(&[], flate2::FlushCompress::Finish);
+    let mut gz = vec![0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff];
+    gz.extend_from_slice(&first);
+    for _ in 1..mib {
+        gz.extend_from_slice(&next);
+    }
+    gz.extend_from_slice(&end);
+    gz.extend_from_slice(&[0; 4]);
+    gz.extend_from_slice(
+        &u32::try_from((mib << 20) & 0xffff_ffff)
+            .unwrap_or(0)
+            .to_le_bytes(),
+    );
+    base64::engine::general_purpose::STANDARD.encode(gz)
+}
+
+/// Three release Secrets that would expand to 512 MiB each (about 0.7 MB stored, as an
+/// object may be), in three of the test's namespaces: `list -A` skips each with a warning and
+/// lists the rest (other tests' releases too), and (where GNU
+/// time can measure it) its peak memory stays under an explicit cap: without the bound it
+/// reached about 600 MB, with it about 100 MB.
+#[test]
+fn release_bombs_are_skipped_within_a_memory_cap() {
+    const CAP_KIB: u64 = 256 * 1024;
+    let Some(env) = Ns::new("bombs") else {
+        return;
+    };
+    let shop = crate::fixture("apply/shop.yaml");
+    ok(env.apply("shop", shop.to_str().expect("UTF-8"), &[]));
+    let text = quick_bomb(512);
+    assert!(text.len() < 1 << 20, "{} bytes", text.len());
+    let spots = [
+        env.cluster_name("namespace", "bomb-a"),
+        env.cluster_name("namespace", "bomb-b"),
+        env.name.clone(),
+    ];
+    for ns in &spots[..2] {
+        ok(env.kubectl(&["create", "namespace", ns]));
+    }
+    for (i, ns) in spots.iter().enumerate() {
+        release_secret_in(&env, ns, &format!("bomb{i}"), 1, Some(&text));
+    }
+    let gnu_time = std::path::Path::new("/usr/bin/time");
+    let mut cmd = if gnu_time.exists() {
+        let mut cmd = chartseq();
+        let program = cmd.get_program().to_owned();
+        let mut timed = std::process::Command::new(gnu_time);
+        timed
+            .current_dir(crate::root())
+            .arg("-f")
+            .arg("peak-kib %M")
+            .arg(program);
+        for (key, value) in cmd.get_envs() {
+            match value {
+                Some(v) => timed.env(key, v),
+                None => timed.env_remove(key),
+            };
+        }
+        cmd = timed;
+        cmd
+    } else {
+        chartseq()
+    };
+    cmd.args(["list", "-A", "--kubeconfig"])
+        .arg(&env.cluster.kubeconfig);
+    let (code, out, err) = run(&mut cmd);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.lines().any(|l| {
+            let mut fields = l.split_whitespace();
+            fields.next() == Some("shop") && fields.next() == Some(env.name.as_str())
+        }),
+        "{out}"
+    );
+    for (i, ns) in spots.iter().enumerate() {
+        assert!(
+            err.contains(&format!(
+                "Secret {ns}/sh.helm.release.v1.bomb{i}.v1: expands to more than 64 MiB"
+            )),
+            "{err}"
+        );
+    }
+    if let Some(kib) = err
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kib ")?.trim().parse::<u64>().ok())
+    {
+        assert!(kib < CAP_KIB, "peak resident memory {kib} KiB");
+    }
 }
