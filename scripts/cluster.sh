@@ -54,6 +54,9 @@ build() {
     die "building kwok (tests/cluster/kwok) failed"
   (cd "$SRC" && nice -n 19 go build -trimpath -ldflags "$ldflags" -o "$BIN/kubeplane" ./cmd/kubeplane) >&2 ||
     die "building the control plane (tests/cluster/cmd/kubeplane) failed"
+  # The fault-injecting proxy the retry and watch tests put in front of the API server.
+  (cd "$SRC" && nice -n 19 go build -trimpath -o "$BIN/faultproxy" ./cmd/faultproxy) >&2 ||
+    die "building the fault proxy (tests/cluster/cmd/faultproxy) failed"
 }
 
 # group_alive PGID: whether a process of the group still runs. Zombies do

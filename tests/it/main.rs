@@ -10,7 +10,6 @@
 )]
 
 #[cfg(feature = "apply")]
-mod apply;
 mod cli;
 #[cfg(feature = "apply")]
 mod cluster;

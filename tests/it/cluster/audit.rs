@@ -14,6 +14,8 @@ pub const TEST_USER: &str = "chartseq-admin";
 pub struct Event {
     pub verb: String,
     pub user: String,
+    /// The client's `User-Agent`: `kubectl/…` for the tests' own kubectl calls.
+    pub user_agent: String,
     pub resource: String,
     pub subresource: String,
     pub name: String,
@@ -23,6 +25,10 @@ pub struct Event {
     pub completed: String,
     pub code: u16,
     pub object: Option<Value>,
+    /// The request asked for a dry run (`dryRun=All`).
+    pub dry_run: bool,
+    /// The request's path and query.
+    pub uri: String,
 }
 
 pub struct Audit {
@@ -102,15 +108,27 @@ impl Audit {
     /// The events of `namespace` in the log at `path`, in the order the server completed
     /// them; requests with `dryRun` are left out.
     pub fn read(path: &Path, namespace: &str) -> Self {
+        let mut audit = Self::read_with_dry_runs(path, namespace);
+        audit.events.retain(|e| !e.dry_run);
+        audit
+    }
+
+    /// [`Audit::read`] with the dry runs.
+    pub fn read_with_dry_runs(path: &Path, namespace: &str) -> Self {
         let log = std::fs::read_to_string(path).expect("the audit log is readable");
+        // As the API server writes it (Go's JSON encoder: no spaces).
+        let needle = format!("\"namespace\":\"{namespace}\"");
         let mut events: Vec<Event> = log
             .lines()
+            // Only lines that name the namespace are parsed: the log is the whole cluster's,
+            // tens of megabytes by the end of a run, and every test reads it often.
+            .filter(|line| line.contains(&needle))
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
             .filter(|e| text(e, &["objectRef", "namespace"]) == namespace)
-            .filter(|e| !text(e, &["requestURI"]).contains("dryRun="))
             .map(|e| Event {
                 verb: text(&e, &["verb"]),
                 user: text(&e, &["user", "username"]),
+                user_agent: text(&e, &["userAgent"]),
                 resource: text(&e, &["objectRef", "resource"]),
                 subresource: text(&e, &["objectRef", "subresource"]),
                 name: text(&e, &["objectRef", "name"]),
@@ -118,6 +136,8 @@ impl Audit {
                 completed: text(&e, &["stageTimestamp"]),
                 code: u16::try_from(int(&e, &["responseStatus", "code"], 0)).unwrap_or(0),
                 object: e.get("responseObject").cloned(),
+                dry_run: text(&e, &["requestURI"]).contains("dryRun="),
+                uri: text(&e, &["requestURI"]),
             })
             .collect();
         events.sort_by(|a, b| a.completed.cmp(&b.completed));
@@ -170,6 +190,39 @@ impl Audit {
             .filter(|e| e.user == TEST_USER && e.verb == "delete" && (200..300).contains(&e.code))
             .map(|e| format!("{}/{}", e.resource, e.name))
             .collect()
+    }
+
+    /// chartseq's own successful writes and deletions (not kubectl's, not helm's), in order, as
+    /// `verb resource/name`.
+    pub fn chartseq_changes(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter(|e| {
+                e.user == TEST_USER
+                    && !e.user_agent.starts_with("kubectl")
+                    && !e.user_agent.starts_with("helm")
+                    && e.subresource.is_empty()
+                    && matches!(e.verb.as_str(), "create" | "patch" | "update" | "delete")
+                    && (200..300).contains(&e.code)
+            })
+            .map(|e| format!("{} {}/{}", e.verb, e.resource, e.name))
+            .collect()
+    }
+
+    /// How often `verb` succeeded on `kind/name` by any client of the tests.
+    pub fn count(&self, verb: &str, kind: &str, name: &str) -> usize {
+        let resource = resource(kind);
+        self.events
+            .iter()
+            .filter(|e| {
+                e.user == TEST_USER
+                    && e.verb == verb
+                    && e.resource == resource
+                    && e.name == name
+                    && e.subresource.is_empty()
+                    && (200..300).contains(&e.code)
+            })
+            .count()
     }
 
     /// Whether an object was ever written by the tests.

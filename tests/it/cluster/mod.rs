@@ -10,11 +10,25 @@
 mod again;
 mod audit;
 mod corpus;
+mod deploy;
 mod dialect_runs;
+mod e2e;
 mod dialects;
+mod failures;
+mod faults;
 mod helm;
+mod helm_parity;
+mod limits;
 mod order;
+mod order_requests;
+mod plugin;
+mod preview;
+mod reference;
 mod reuse;
+mod rollback;
+mod safety;
+mod storage;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -96,6 +110,8 @@ pub struct Ns {
     pub cluster: &'static Cluster,
     pub kubectl: PathBuf,
     pub dir: tempfile::TempDir,
+    /// Cluster-scoped objects the test made, deleted with the namespace.
+    cluster_scoped: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 impl Ns {
@@ -115,6 +131,7 @@ impl Ns {
             cluster,
             kubectl,
             dir: tempfile::tempdir().expect("a temporary directory"),
+            cluster_scoped: std::sync::Mutex::new(Vec::new()),
         };
         let (code, _, err) = ns.kubectl(&["create", "namespace", &ns.name]);
         assert_eq!(code, 0, "kubectl create namespace failed: {err}");
@@ -187,6 +204,101 @@ impl Ns {
         Audit::read(&self.cluster.audit_log, &self.name)
     }
 
+    /// `chartseq apply STREAM --release RELEASE EXTRA` in this namespace.
+    pub fn apply(&self, release: &str, stream: &str, extra: &[&str]) -> (i32, String, String) {
+        let mut args = vec!["apply", stream, "--release", release];
+        args.extend_from_slice(extra);
+        self.chartseq(&args)
+    }
+
+    /// Writes an object (YAML or JSON) as another client would: a forced server-side apply
+    /// by field manager `manager`, in this namespace unless the object is cluster-scoped.
+    pub fn create_as(&self, manager: &str, object: &str) {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = self.file(
+            &format!("foreign-{}.yaml", NEXT.fetch_add(1, Ordering::Relaxed)),
+            object,
+        );
+        let manager = format!("--field-manager={manager}");
+        ok(self.kubectl(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            &manager,
+            "-f",
+            &path,
+        ]));
+    }
+
+    /// A cluster-scoped name of this test's own (`BASE-NAMESPACE`), deleted with the
+    /// namespace as `kind`.
+    pub fn cluster_name(&self, kind: &str, base: &str) -> String {
+        let name = format!("{base}-{}", self.name);
+        self.owns(kind, &name);
+        name
+    }
+
+    /// Has the cluster-scoped object `kind/name` deleted with the namespace.
+    pub fn owns(&self, kind: &str, name: &str) {
+        self.cluster_scoped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((kind.to_owned(), name.to_owned()));
+    }
+
+    /// A `PersistentVolume` bound in advance to this namespace's claim `claim`, so that the
+    /// claim becomes `Bound` through the real volume binder.
+    pub fn volume_for(&self, claim: &str) {
+        let name = self.cluster_name("persistentvolume", claim);
+        self.create_as(
+            "kubectl",
+            &serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": name},
+                "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                    "persistentVolumeReclaimPolicy": "Retain",
+                    "hostPath": {"path": format!("/tmp/{name}")},
+                    "claimRef": {"namespace": self.name, "name": claim}}})
+            .to_string(),
+        );
+    }
+
+    /// Deletes an object and waits until it is gone.
+    pub fn delete(&self, kind: &str, name: &str) {
+        ok(self.kubectl(&["delete", kind, name, "--wait=true"]));
+    }
+
+    /// Stores release `release`'s revision again with `status` (and `description`, when
+    /// given), in the release and in the Secret's label, as a run killed or failed part way
+    /// leaves it.
+    pub fn set_status(
+        &self,
+        release: &str,
+        revision: u32,
+        status: &str,
+        description: Option<&str>,
+    ) {
+        use base64::Engine as _;
+        use std::io::Write as _;
+        let (object, mut record) = self
+            .stored_release("Secret", release, revision)
+            .expect("the revision is stored");
+        record["info"]["status"] = status.into();
+        if let Some(description) = description {
+            record["info"]["description"] = description.into();
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(record.to_string().as_bytes()).expect("gzip");
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let text = b64.encode(gz.finish().expect("gzip"));
+        let mut labels = object["metadata"]["labels"].clone();
+        labels["status"] = status.into();
+        let name = format!("sh.helm.release.v1.{release}.v{revision}");
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": name, "labels": labels},
+            "data": {"release": b64.encode(text)}});
+        self.create_as("helm", &secret.to_string());
+    }
+
     /// Writes a file into the test's directory; its path.
     pub fn file(&self, name: &str, text: &str) -> String {
         let path = self.dir.path().join(name);
@@ -200,6 +312,15 @@ impl Ns {
 
 impl Drop for Ns {
     fn drop(&mut self) {
+        let objects = std::mem::take(
+            &mut *self
+                .cluster_scoped
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for (kind, name) in objects {
+            let _ = self.kubectl(&["delete", &kind, &name, "--ignore-not-found", "--wait=false"]);
+        }
         // Not waited for: the namespace controller empties it while other tests run.
         let _ = self.kubectl(&["delete", "namespace", &self.name, "--wait=false"]);
     }

@@ -1,20 +1,19 @@
-//! Commands that draw progress, run in a real pseudo-terminal: they end, at any width, with
-//! and without colour, and what they print there still says what happened.
+//! Commands that draw progress, run in a real pseudo-terminal against the real control plane:
+//! they end, at any width, with and without colour, and what they print there still says what
+//! happened.
 
 use std::time::Duration;
 
-use super::support::{Env, start};
+use super::Ns;
 use crate::fixture;
 use crate::pty::{Screen, run_in_terminal};
-
-const SCENARIO: &str = "resources:\n- {kind: StatefulSet, name: db, readyAfterMs: 300}\n- {kind: Deployment, name: queue, readyAfterMs: 100}\n- {kind: Deployment, name: app, readyAfterMs: 100}\n";
 
 /// A run that never ends is the failure this file is about: two minutes is far beyond the
 /// couple of seconds these commands take, even on a loaded machine.
 const BOUND: Duration = Duration::from_secs(120);
 
-fn in_terminal(env: &Env, args: &[&str], columns: u16, no_color: bool) -> Screen {
-    let mut cmd = env.cmd(args);
+fn in_terminal(ns: &Ns, args: &[&str], columns: u16, no_color: bool) -> Screen {
+    let mut cmd = ns.command(args);
     if no_color {
         cmd.env("NO_COLOR", "1");
     }
@@ -37,8 +36,10 @@ fn apply_rollback_and_uninstall_end_in_a_terminal() {
     let shop_v2 = fixture("apply/shop-v2.yaml");
     let shop_v2 = shop_v2.to_str().expect("a UTF-8 path");
     for (columns, no_color) in [(80, false), (20, false), (80, true)] {
-        let env = start(SCENARIO);
-        let install = ["apply", shop, "--release", "shop", "-n", "default"];
+        let Some(env) = Ns::new("terminal") else {
+            return;
+        };
+        let install = ["apply", shop, "--release", "shop"];
         let screen = in_terminal(&env, &install, columns, no_color);
         assert_eq!(screen.code, Some(0), "{}", screen.bytes);
         assert!(
@@ -49,17 +50,17 @@ fn apply_rollback_and_uninstall_end_in_a_terminal() {
         if no_color {
             assert!(!screen.bytes.contains("\u{1b}[3"), "{}", screen.bytes);
         }
-        let upgrade = ["apply", shop_v2, "--release", "shop", "-n", "default"];
+        let upgrade = ["apply", shop_v2, "--release", "shop"];
         let screen = in_terminal(&env, &upgrade, columns, no_color);
         assert_eq!(screen.code, Some(0), "{}", screen.bytes);
-        let rollback = ["rollback", "shop", "1", "-n", "default"];
+        let rollback = ["rollback", "shop", "1"];
         let screen = in_terminal(&env, &rollback, columns, no_color);
         assert_eq!(screen.code, Some(0), "{}", screen.bytes);
-        let uninstall = ["uninstall", "shop", "-n", "default"];
+        let uninstall = ["uninstall", "shop"];
         let screen = in_terminal(&env, &uninstall, columns, no_color);
         assert_eq!(screen.code, Some(0), "{}", screen.bytes);
         assert!(
-            !env.exists("Deployment", "app"),
+            env.get("deployment", "app").is_none(),
             "uninstall at a terminal left the release's objects"
         );
     }

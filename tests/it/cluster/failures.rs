@@ -1,11 +1,12 @@
-//! How failures are reported and what could not run: blocked resources and their reasons kept
+//! How failures are reported on the real control plane and what could not run: blocked resources and their reasons kept
 //! in the summary, `history` and `status`; the time really waited; the steps that never
 //! started; `--timeout` alone; a missing namespace; a dead API server; dry runs of uninstall
 //! and rollback; exit codes (2 could not run, 1 ran and failed).
 
-use super::support::{Env, start};
+use super::{Ns, ok};
 use crate::fixture;
 
+/// `fixtures/apply/shop.yaml`: on the test cluster every pod is ready as soon as it starts.
 fn shop() -> String {
     fixture("apply/shop.yaml")
         .to_str()
@@ -13,22 +14,35 @@ fn shop() -> String {
         .to_owned()
 }
 
-fn apply(env: &Env, extra: &[&str]) -> (i32, String, String) {
+/// The shop whose app runs an image kwok never makes ready.
+pub fn shop_failing_app(ns: &Ns) -> String {
+    let text = std::fs::read_to_string(shop()).expect("the fixture");
+    let failing = text.replace(
+        "containers: [{name: app, image: shop:1}]",
+        "containers: [{name: app, image: chartseq.invalid/fail:1}]",
+    );
+    assert_ne!(failing, text);
+    ns.file("shop-failing.yaml", &failing)
+}
+
+fn apply(ns: &Ns, extra: &[&str]) -> (i32, String, String) {
     let stream = shop();
-    let mut args = vec!["apply", "shop", stream.as_str(), "-n", "default"];
+    let mut args = vec!["apply", "shop", stream.as_str()];
     args.extend_from_slice(extra);
-    env.run(&args)
+    ns.chartseq(&args)
 }
 
 #[test]
 fn a_timeout_keeps_what_blocked_how_long_and_what_never_ran() {
-    let env = start("resources:\n- {kind: Deployment, name: app, never: true}\n");
+    let Some(ns) = Ns::new("timeout") else { return };
+    let n = &ns.name;
+    let failing = shop_failing_app(&ns);
     // --timeout alone: the readiness timeout (1m by default) is cut to it, not refused.
-    let (code, out, err) = apply(&env, &["--timeout", "2s"]);
+    let (code, out, err) = ns.chartseq(&["apply", "shop", &failing, "--timeout", "4s"]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert!(
         err.contains(
-            "the release did not finish within --timeout 2s: step shop app: timed out after"
+            "the release did not finish within --timeout 4s: step shop app: timed out after"
         ),
         "{err}"
     );
@@ -42,39 +56,32 @@ fn a_timeout_keeps_what_blocked_how_long_and_what_never_ran() {
     // and the step that never started.
     let app = row(&out, "shop app ");
     assert!(app.contains("failed:") && !app.contains(" 0ms "), "{out}");
-    assert!(
-        out.contains("Deployment/app (namespace default): Deployment: 0 of 2 replicas created"),
-        "{out}"
-    );
+    let blocked = format!("Deployment/app (namespace {n}): Deployment: 0 of 2 replicas available");
+    assert!(out.contains(&blocked), "{out}");
     assert!(
         row(&out, "shop (unsequenced)").contains("not started: after shop app"),
         "{out}"
     );
     // status keeps the same report.
-    let (code, status, _) = env.run(&["status", "shop", "-n", "default"]);
-    assert_eq!(code, 0);
+    let status = ok(ns.chartseq(&["status", "shop"]));
     assert!(status.contains("STATUS: failed"), "{status}");
     let last_run = status
         .split("LAST RUN:")
         .nth(1)
         .expect("a LAST RUN section");
     assert!(
-        last_run
-            .contains("Deployment/app (namespace default): Deployment: 0 of 2 replicas created")
+        last_run.contains(&blocked)
             && row(last_run.trim_start_matches('\n'), "shop (unsequenced)").contains("not started"),
         "{status}"
     );
     // history too, under the failed revision.
-    let (code, history, _) = env.run(&["history", "shop", "-n", "default"]);
-    assert_eq!(code, 0);
+    let history = ok(ns.chartseq(&["history", "shop"]));
     assert!(
-        history.contains("Release \"shop\" failed: the release did not finish within --timeout 2s")
-            && history.contains(
-                "  Deployment/app (namespace default): Deployment: 0 of 2 replicas created"
-            ),
+        history.contains("Release \"shop\" failed: the release did not finish within --timeout 4s")
+            && history.contains(&format!("  {blocked}")),
         "{history}"
     );
-    let (_, json, _) = env.run(&["history", "shop", "-n", "default", "-o", "json"]);
+    let json = ok(ns.chartseq(&["history", "shop", "-o", "json"]));
     let rev: serde_json::Value =
         serde_json::from_str(json.lines().next().expect("a revision")).expect("JSON");
     let steps = rev["report"]["steps"].as_array().expect("recorded steps");
@@ -92,17 +99,28 @@ fn a_timeout_keeps_what_blocked_how_long_and_what_never_ran() {
 
 #[test]
 fn a_missing_namespace_is_named_with_the_fix() {
-    let env = start("");
+    let Some(ns) = Ns::new("nons") else { return };
+    let nope = ns.cluster_name("namespace", "nope");
     let stream = shop();
-    let (code, _, err) = env.run(&["apply", "shop", &stream, "-n", "nope"]);
+    let run = |extra: &[&str]| {
+        let mut cmd = crate::chartseq();
+        cmd.args(["apply", "shop", &stream, "-n", &nope])
+            .args(extra)
+            .arg("--kubeconfig")
+            .arg(&ns.cluster.kubeconfig);
+        crate::run(&mut cmd)
+    };
+    let (code, _, err) = run(&[]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("namespace nope does not exist: create it, or pass --create-namespace"),
+        err.contains(&format!(
+            "namespace {nope} does not exist: create it, or pass --create-namespace"
+        )),
         "{err}"
     );
-    assert!(env.log().is_empty(), "{:#?}", env.log());
-    let (code, _, err) = env.run(&["apply", "shop", &stream, "-n", "nope", "--create-namespace"]);
-    assert_eq!(code, 0, "{err}");
+    let written = super::Audit::read(&ns.cluster.audit_log, &nope);
+    assert!(written.writes().next().is_none(), "{written}");
+    ok(run(&["--create-namespace", "--timeout", "1m"]));
 }
 
 #[test]
@@ -133,22 +151,12 @@ fn a_dead_api_server_is_named() {
 
 #[test]
 fn uninstall_and_rollback_dry_runs_change_nothing() {
-    let env = start("");
-    assert_eq!(apply(&env, &[]).0, 0);
+    let Some(ns) = Ns::new("dryrun") else { return };
+    ok(apply(&ns, &[]));
     let v2 = fixture("apply/shop-v2.yaml");
-    assert_eq!(
-        env.run(&[
-            "apply",
-            "shop",
-            v2.to_str().expect("UTF-8"),
-            "-n",
-            "default"
-        ])
-        .0,
-        0
-    );
-    let before = env.log().len();
-    let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default", "--dry-run"]);
+    ok(ns.chartseq(&["apply", "shop", v2.to_str().expect("UTF-8")]));
+    let before = ns.audit().chartseq_changes();
+    let (code, out, err) = ns.chartseq(&["uninstall", "shop", "--dry-run"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains("release shop dry run, nothing changed: would uninstall revision 2, deleting 4 resources"),
@@ -164,7 +172,7 @@ fn uninstall_and_rollback_dry_runs_change_nothing() {
             && !err.contains("deleting"),
         "{err}"
     );
-    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default", "--dry-run"]);
+    let (code, out, err) = ns.chartseq(&["rollback", "shop", "1", "--dry-run"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains("release shop dry run, nothing changed: would roll back to revision 1 (as revision 3), applying 5 resources"),
@@ -181,86 +189,88 @@ fn uninstall_and_rollback_dry_runs_change_nothing() {
         "{err}"
     );
     // Nothing but dry runs reached the server; the release is where it was.
-    assert!(
-        env.log()[before..].iter().all(|e| e.dry_run),
-        "{:#?}",
-        &env.log()[before..]
-    );
-    let (_, status, _) = env.run(&["status", "shop", "-n", "default"]);
+    assert_eq!(ns.audit().chartseq_changes(), before);
+    let (_, status, _) = ns.chartseq(&["status", "shop"]);
     assert!(
         status.contains("REVISION: 2") && status.contains("STATUS: deployed"),
         "{status}"
     );
-    assert!(env.get("Deployment", "app").is_some());
+    assert!(ns.get("deployment", "app").is_some());
 }
 
 #[test]
 fn what_could_not_run_exits_2_and_what_failed_exits_1() {
-    let env = start("resources:\n- {kind: Deployment, name: app, fail: true}\n");
-    let (code, _, err) = env.run(&["rollback", "shop", "3", "-n", "default"]);
+    let Some(ns) = Ns::new("exits") else { return };
+    let (code, _, err) = ns.chartseq(&["rollback", "shop", "3"]);
     assert_eq!(code, 2, "no such release: {err}");
-    let (code, _, _) = apply(&env, &[]);
+    let failing = shop_failing_app(&ns);
+    let (code, _, _) = ns.chartseq(&["apply", "shop", &failing, "--timeout", "2s"]);
     assert_eq!(code, 1, "the release ran and failed");
-    let (code, _, err) = env.run(&["rollback", "shop", "7", "-n", "default"]);
+    let (code, _, err) = ns.chartseq(&["rollback", "shop", "7"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("release shop has no revision 7"), "{err}");
-    let (code, _, err) = env.run(&["history", "Shop!"]);
+    let (code, _, err) = ns.chartseq(&["history", "Shop!"]);
     assert_eq!(code, 2);
     assert!(err.contains("invalid release name \"Shop!\""), "{err}");
     // The release name is NAME, or --release-name (as in every command): not both.
     let stream = shop();
-    let (code, _, err) = env.run(&["apply", &stream, "-n", "default"]);
+    let (code, _, err) = ns.chartseq(&["apply", &stream]);
     assert_eq!(code, 2);
     assert!(err.contains("a release name is required"), "{err}");
-    let (code, _, err) = env.run(&["apply", "shop", &stream, "--release-name", "web"]);
+    let (code, _, err) = ns.chartseq(&["apply", "shop", &stream, "--release-name", "web"]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot be used with '--release-name"), "{err}");
 }
 
 #[test]
 fn a_pending_revision_stops_an_upgrade_as_helm_does() {
-    let env = start("");
-    assert_eq!(apply(&env, &[]).0, 0);
-    assert_eq!(apply(&env, &[]).0, 0);
+    let Some(ns) = Ns::new("pending") else { return };
+    ok(apply(&ns, &[]));
+    ok(apply(&ns, &[]));
     // Revision 2 left pending, as a run killed mid-upgrade leaves it.
-    env.set_status(1, "deployed", None);
-    env.set_status(2, "pending-upgrade", Some("Preparing upgrade"));
-    let before = env.log().len();
-    let (code, _, err) = apply(&env, &[]);
+    ns.set_status("shop", 1, "deployed", None);
+    ns.set_status("shop", 2, "pending-upgrade", Some("Preparing upgrade"));
+    let before = ns.audit().chartseq_changes();
+    let (code, _, err) = apply(&ns, &[]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("another operation (install/upgrade/rollback) is in progress: release shop revision 2 is pending-upgrade; if none is running, `chartseq rollback shop 1 -n default` returns to revision 1"),
+        err.contains(&format!("another operation (install/upgrade/rollback) is in progress: release shop revision 2 is pending-upgrade; if none is running, `chartseq rollback shop 1 -n {}` returns to revision 1", ns.name)),
         "{err}"
     );
-    assert!(env.log()[before..].iter().all(|e| e.verb != "apply"));
+    assert_eq!(ns.audit().chartseq_changes(), before);
     // A preview of the upgrade says the same.
-    let (code, _, err) = apply(&env, &["--dry-run", "--diff"]);
+    let (code, _, err) = apply(&ns, &["--dry-run", "--diff"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("release shop revision 2 is pending-upgrade"),
         "{err}"
     );
     // The way out Helm offers, as the message names it: a rollback.
-    let (code, out, err) = env.run(&["rollback", "shop", "1", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    let out = ok(ns.chartseq(&["rollback", "shop", "1"]));
     assert!(out.contains("revision 3, status deployed"), "{out}");
-    assert_eq!(apply(&env, &[]).0, 0);
+    ok(apply(&ns, &[]));
 }
 
 #[test]
 fn a_pending_first_install_names_the_uninstall_that_frees_it() {
-    let env = start("");
-    assert_eq!(apply(&env, &[]).0, 0);
+    let Some(ns) = Ns::new("pendinginst") else {
+        return;
+    };
+    ok(apply(&ns, &[]));
     // The only revision left pending, as a first install killed mid-run leaves it.
-    env.set_status(1, "pending-install", Some("Initial install underway"));
-    let (code, _, err) = apply(&env, &[]);
+    ns.set_status(
+        "shop",
+        1,
+        "pending-install",
+        Some("Initial install underway"),
+    );
+    let (code, _, err) = apply(&ns, &[]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("release shop revision 1 is pending-install; if none is running, `chartseq uninstall shop -n default` removes it"),
+        err.contains(&format!("release shop revision 1 is pending-install; if none is running, `chartseq uninstall shop -n {}` removes it", ns.name)),
         "{err}"
     );
     // That command works.
-    let (code, out, err) = env.run(&["uninstall", "shop", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(apply(&env, &[]).0, 0);
+    ok(ns.chartseq(&["uninstall", "shop"]));
+    ok(apply(&ns, &[]));
 }

@@ -1,12 +1,12 @@
-//! The helm plugin as a user meets it: installed with `helm plugin install`, started by a
+//! The helm plugin as a user meets it, on the real control plane: installed with `helm plugin install`, started by a
 //! `helm` found on PATH (so `HELM_BIN` is the bare name `helm`), with helm's own global flags
 //! (-n, --kube-context, --kube-apiserver, --kubeconfig) reaching every chartseq command.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::support::{Env, start};
-use crate::{fixture, root, run, tool};
+use super::{Ns, ok};
+use crate::{chartseq, fixture, root, run, tool};
 
 /// `helm` by its bare name, with the plugin installed in its own data directory.
 struct Helm {
@@ -16,7 +16,7 @@ struct Helm {
 }
 
 impl Helm {
-    fn install(env: &Env, helm: &Path) -> Self {
+    fn install(env: &Ns, helm: &Path) -> Self {
         let dir = helm.parent().expect("helm's directory");
         let mut path = std::ffi::OsString::from(dir);
         path.push(":");
@@ -24,7 +24,7 @@ impl Helm {
         let me = Self {
             path,
             home: env.dir.path().join("plugin-home"),
-            kubeconfig: env.server.kubeconfig.clone(),
+            kubeconfig: env.cluster.kubeconfig.clone(),
         };
         let (code, out, err) = run(me.cmd().args(["plugin", "install"]).arg(root()));
         assert_eq!(code, 0, "{out}{err}");
@@ -57,37 +57,47 @@ impl Helm {
     }
 }
 
+/// `chartseq ARGS --kubeconfig TEST-CLUSTER` (the namespace in ARGS).
+fn cs(env: &Ns, args: &[&str]) -> (i32, String, String) {
+    run(chartseq()
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&env.cluster.kubeconfig))
+}
+
 #[test]
 fn helm_chartseq_acts_where_helm_flags_point() {
     let Some(helm) = tool("helm") else { return };
-    let env = start("");
+    let Some(env) = Ns::new("plugin") else { return };
+    let first = env.name.clone();
+    let shopns = env.cluster_name("namespace", "shopns");
     let stream = fixture("apply/hooks.yaml");
     let stream = stream.to_str().expect("UTF-8");
-    for ns in ["default", "shopns"] {
-        let (code, _, err) = env.run(&["apply", "shop", stream, "-n", ns, "--create-namespace"]);
-        assert_eq!(code, 0, "{err}");
+    for ns in [first.as_str(), shopns.as_str()] {
+        ok(cs(
+            &env,
+            &["apply", "shop", stream, "-n", ns, "--create-namespace"],
+        ));
     }
     let h = Helm::install(&env, &helm);
 
     // helm takes -n for itself; the plugin hands it on: only shopns's release goes.
-    let (code, out, err) = h.run(&["chartseq", "uninstall", "shop", "-n", "shopns"]);
+    let (code, out, err) = h.run(&["chartseq", "uninstall", "shop", "-n", &shopns]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("release shop uninstalled"), "{out}");
-    assert!(
-        env.server
-            .server
-            .object("ConfigMap", Some("shopns"), "app")
-            .is_none()
-    );
-    assert!(
-        env.server
-            .server
-            .object("ConfigMap", Some("default"), "app")
-            .is_some()
-    );
-    let (code, _, err) = env.run(&["status", "shop", "-n", "default"]);
-    assert_eq!(code, 0, "the default namespace's release stays: {err}");
-    let (code, _, _) = env.run(&["status", "shop", "-n", "shopns"]);
+    // kubectl in namespace `ns` (Ns::kubectl names the test's own).
+    let get = |ns: &str, name: &str| {
+        run(Command::new(&env.kubectl)
+            .args(["get", "configmap", name, "-n", ns, "--kubeconfig"])
+            .arg(&env.cluster.kubeconfig)
+            .env_remove("KUBECONFIG"))
+        .0 == 0
+    };
+    assert!(!get(&shopns, "app"));
+    assert!(get(&first, "app"));
+    let (code, _, err) = cs(&env, &["status", "shop", "-n", &first]);
+    assert_eq!(code, 0, "the first namespace's release stays: {err}");
+    let (code, _, _) = cs(&env, &["status", "shop", "-n", &shopns]);
     assert_eq!(code, 2);
 
     // --kube-context reaches chartseq.
@@ -95,17 +105,21 @@ fn helm_chartseq_acts_where_helm_flags_point() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("nope"), "{err}");
 
-    // --kube-apiserver overrides a kubeconfig that points nowhere.
+    // --kube-apiserver overrides a kubeconfig that points nowhere (its certificates stay).
+    let text = std::fs::read_to_string(&env.cluster.kubeconfig).expect("the kubeconfig reads");
+    let server = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .expect("a server")
+        .trim()
+        .to_owned();
     let dead = env.dir.path().join("dead.kubeconfig");
-    let text = std::fs::read_to_string(&env.server.kubeconfig)
-        .expect("the kubeconfig reads")
-        .replace(&env.server.addr.to_string(), "127.0.0.1:9");
-    std::fs::write(&dead, text).expect("written");
+    std::fs::write(&dead, text.replace(&server, "https://127.0.0.1:9")).expect("written");
     let (code, out, err) = h.run(&[
         "--kubeconfig",
         dead.to_str().expect("UTF-8"),
         "--kube-apiserver",
-        &format!("http://{}", env.server.addr),
+        &server,
         "chartseq",
         "list",
         "-A",
@@ -113,7 +127,7 @@ fn helm_chartseq_acts_where_helm_flags_point() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.lines()
-            .any(|l| l.starts_with("shop") && l.contains("default")),
+            .any(|l| l.starts_with("shop") && l.contains(first.as_str())),
         "{out}"
     );
     // Without it, the dead address is named.
@@ -125,7 +139,7 @@ fn helm_chartseq_acts_where_helm_flags_point() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("cannot reach the Kubernetes API server at http://127.0.0.1:9"),
+        err.contains("cannot reach the Kubernetes API server at https://127.0.0.1:9"),
         "{err}"
     );
 
@@ -135,16 +149,11 @@ fn helm_chartseq_acts_where_helm_flags_point() {
     let (code, out, err) = h.run(&["chartseq", "template", chart, "--set", "greeting=hey"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("greeting: \"hey\""), "{out}");
-    let (code, out, err) = h.run(&["chartseq", "apply", "web", chart, "-n", "shopns"]);
+    let (code, out, err) = h.run(&["chartseq", "apply", "web", chart, "-n", &shopns]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        env.server
-            .server
-            .object("ConfigMap", Some("shopns"), "web-db")
-            .is_some()
-    );
+    assert!(get(&shopns, "web-db"));
     // ... and helm itself sees that release where the plugin put it.
-    let (code, out, _) = h.run(&["list", "-n", "shopns"]);
+    let (code, out, _) = h.run(&["list", "-n", &shopns]);
     assert_eq!(code, 0);
     assert!(
         out.lines()

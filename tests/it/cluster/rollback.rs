@@ -1,11 +1,12 @@
-//! `rollback` after failed and interrupted upgrades is Helm's rollback: on two identical copies
+//! `rollback` after failed and interrupted upgrades is Helm's rollback, on the real control
+//! plane: on two identical copies
 //! of a release's history, `chartseq rollback` on one and real helm 4.1.4's `helm rollback` on
 //! the other pick the same revision, leave every revision with the same status and
 //! description, and leave the same objects behind.
 
 use std::path::Path;
 
-use super::support::{Env, start};
+use super::{Ns, ok};
 use crate::{fixture, tool};
 
 /// One run of `chartseq apply` in a history: its `--set` values and whether it succeeds.
@@ -20,15 +21,18 @@ const WEB4_CACHE: Run = (&["image=web:4", "cache=true"], true);
 /// An upgrade the API server refuses part way (an invalid label value).
 const REFUSED: Run = (&["image=web:2", "cache=true", "tier=not valid!"], false);
 
-/// Runs `runs` with chartseq (revision 1 first), then rewrites the stored statuses as a
-/// failed or killed run leaves them: `(revision, status)`.
-fn history(scenario: &str, helm: &Path, runs: &[Run], statuses: &[(u32, &str)]) -> Env {
-    let env = start(scenario);
+/// Runs `runs` with chartseq (revision 1 first; `set` added to each), then rewrites the stored
+/// statuses as a failed or killed run leaves them: `(revision, status)`.
+fn history(set: &[&str], helm: &Path, runs: &[Run], statuses: &[(u32, &str)]) -> Ns {
+    let env = Ns::new("rollback").expect("a namespace (helm is there, so is kubectl)");
     let chart = fixture("apply/restore");
     let chart = chart.to_str().expect("a UTF-8 path");
     let helm = helm.to_str().expect("a UTF-8 path");
     for (values, succeeds) in runs {
-        let mut args = vec!["apply", "shop", chart, "--helm", helm, "-n", "default"];
+        let mut args = vec!["apply", "shop", chart, "--helm", helm, "--timeout", "1m"];
+        for v in set {
+            args.extend(["--set", v]);
+        }
         if !succeeds {
             // A run made to fail at the API server (a label value it refuses), not at the
             // lint gate that would stop it first (CS204).
@@ -37,7 +41,7 @@ fn history(scenario: &str, helm: &Path, runs: &[Run], statuses: &[(u32, &str)]) 
         for v in *values {
             args.extend(["--set", v]);
         }
-        let (code, out, err) = env.run(&args);
+        let (code, out, err) = env.chartseq(&args);
         assert_eq!(code == 0, *succeeds, "{values:?}: {out}\n{err}");
     }
     for &(revision, status) in statuses {
@@ -46,13 +50,13 @@ fn history(scenario: &str, helm: &Path, runs: &[Run], statuses: &[(u32, &str)]) 
             "pending-upgrade" => Some("Preparing upgrade"),
             _ => None,
         };
-        env.set_status(revision, status, description);
+        env.set_status("shop", revision, status, description);
     }
     env
 }
 
 /// The third revision's description starts with `prefix` in every copy.
-fn third_described_as(envs: &[&Env], prefix: &str) {
+fn third_described_as(envs: &[&Ns], prefix: &str) {
     for env in envs {
         assert!(
             revisions(env)[2].2.starts_with(prefix),
@@ -62,34 +66,35 @@ fn third_described_as(envs: &[&Env], prefix: &str) {
     }
 }
 
-/// Every stored revision: number, status, description.
-fn revisions(env: &Env) -> Vec<(u32, String, String)> {
+/// Every stored revision: number, status, description (its namespace spelled `NAMESPACE`).
+fn revisions(env: &Ns) -> Vec<(u32, String, String)> {
     (1..=12)
         .filter_map(|v| env.stored_release("Secret", "shop", v))
         .map(|(_, r)| {
             (
                 u32::try_from(r["version"].as_u64().expect("a version")).expect("small"),
                 r["info"]["status"].as_str().unwrap_or_default().to_owned(),
+                // The copies' namespaces differ; their descriptions otherwise agree.
                 r["info"]["description"]
                     .as_str()
                     .unwrap_or_default()
-                    .to_owned(),
+                    .replace(&env.name, "NAMESPACE"),
             )
         })
         .collect()
 }
 
-/// The release's objects (storage aside) and the app's image.
-fn objects(env: &Env) -> (Vec<String>, String) {
-    let mut names: Vec<String> = env
-        .server
-        .server
-        .object_names()
-        .into_iter()
-        .filter(|n| !n.starts_with("Namespace/") && !n.contains("sh.helm.release.v1."))
+/// The release's objects (the chart renders Deployments and `ConfigMap`s; the namespace's own
+/// CA bundle aside) and the app's image.
+fn objects(env: &Ns) -> (Vec<String>, String) {
+    let out = ok(env.kubectl(&["get", "deployments,configmaps", "-o", "name"]));
+    let mut names: Vec<String> = out
+        .lines()
+        .filter(|n| *n != "configmap/kube-root-ca.crt")
+        .map(str::to_owned)
         .collect();
     names.sort();
-    let image = env.get("Deployment", "shop-app").expect("the app")["spec"]["template"]["spec"]
+    let image = env.get("deployment", "shop-app").expect("the app")["spec"]["template"]["spec"]
         ["containers"][0]["image"]
         .as_str()
         .unwrap_or_default()
@@ -98,7 +103,7 @@ fn objects(env: &Env) -> (Vec<String>, String) {
 }
 
 /// Every stored revision: number and status.
-fn statuses(env: &Env) -> Vec<(u32, String)> {
+fn statuses(env: &Ns) -> Vec<(u32, String)> {
     revisions(env).into_iter().map(|(v, s, _)| (v, s)).collect()
 }
 
@@ -108,33 +113,30 @@ fn expect(list: &[(u32, &str)]) -> Vec<(u32, String)> {
 
 /// Two identical copies of a history, for chartseq and for helm.
 fn copies(
-    scenario: &str,
+    set: &[&str],
     runs: &[Run],
     statuses: &[(u32, &str)],
-) -> Option<(std::path::PathBuf, Env, Env)> {
+) -> Option<(std::path::PathBuf, Ns, Ns)> {
     let helm = tool("helm")?;
-    let ours = history(scenario, &helm, runs, statuses);
-    let theirs = history(scenario, &helm, runs, statuses);
+    tool("kubectl")?;
+    super::cluster()?;
+    let ours = history(set, &helm, runs, statuses);
+    let theirs = history(set, &helm, runs, statuses);
     assert_eq!(revisions(&ours), revisions(&theirs), "identical histories");
     Some((helm, ours, theirs))
 }
 
 /// `chartseq rollback shop ARGS` on one copy and `helm rollback shop ARGS` on the other:
 /// (chartseq's exit code and output, helm's).
-fn roll_back(
-    helm: &Path,
-    ours: &Env,
-    theirs: &Env,
-    args: &[&str],
-) -> ((i32, String), (i32, String)) {
+fn roll_back(helm: &Path, ours: &Ns, theirs: &Ns, args: &[&str]) -> ((i32, String), (i32, String)) {
     roll_back_with(helm, ours, theirs, args, &[], &[])
 }
 
 /// [`roll_back`] with flags for chartseq alone and for helm alone.
 fn roll_back_with(
     helm: &Path,
-    ours: &Env,
-    theirs: &Env,
+    ours: &Ns,
+    theirs: &Ns,
     args: &[&str],
     chartseq_flags: &[&str],
     helm_flags: &[&str],
@@ -142,10 +144,9 @@ fn roll_back_with(
     let mut command = vec!["rollback", "shop"];
     command.extend_from_slice(args);
     let mut chartseq_args = command.clone();
-    chartseq_args.extend(["-n", "default"]);
     chartseq_args.extend_from_slice(chartseq_flags);
     command.extend_from_slice(helm_flags);
-    let (code, out, err) = ours.run(&chartseq_args);
+    let (code, out, err) = ours.chartseq(&chartseq_args);
     let chartseq = (code, format!("{out}\n{err}"));
     let (code, out, err) = theirs.helm(helm, "", &command);
     (chartseq, (code, format!("{out}\n{err}")))
@@ -153,8 +154,8 @@ fn roll_back_with(
 
 /// Rolls back both copies; both must succeed and agree on every revision and object. The
 /// chartseq copy.
-fn both_roll_back(runs: &[Run], statuses: &[(u32, &str)], args: &[&str]) -> Option<Env> {
-    let (helm, ours, theirs) = copies("", runs, statuses)?;
+fn both_roll_back(runs: &[Run], statuses: &[(u32, &str)], args: &[&str]) -> Option<Ns> {
+    let (helm, ours, theirs) = copies(&[], runs, statuses)?;
     let ((code, out), (helm_code, helm_out)) = roll_back(&helm, &ours, &theirs, args);
     assert_eq!(code, 0, "chartseq: {out}");
     assert_eq!(helm_code, 0, "helm: {helm_out}");
@@ -164,7 +165,7 @@ fn both_roll_back(runs: &[Run], statuses: &[(u32, &str)], args: &[&str]) -> Opti
     Some(ours)
 }
 
-const NO_CACHE: [&str; 1] = ["Deployment/default/shop-app"];
+const NO_CACHE: [&str; 1] = ["deployment.apps/shop-app"];
 
 #[test]
 fn after_a_failed_upgrade_rollback_returns_to_the_revision_before_it_as_helm_does() {
@@ -204,16 +205,13 @@ fn after_a_killed_upgrade_rollback_returns_to_the_revision_before_it_as_helm_doe
     );
     // The release is no longer locked: the next upgrade runs.
     let chart = fixture("apply/restore");
-    let (code, out, err) = env.run(&[
+    let out = ok(env.chartseq(&[
         "apply",
         "shop",
         chart.to_str().expect("UTF-8"),
         "--helm",
         tool("helm").expect("helm").to_str().expect("UTF-8"),
-        "-n",
-        "default",
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    ]));
     assert!(out.contains("revision 4, status deployed"), "{out}");
 }
 
@@ -250,7 +248,7 @@ fn rollback_after_a_failure_with_a_longer_history_goes_back_one_revision_as_helm
 
 #[test]
 fn with_no_revision_before_the_newest_both_refuse_and_record_nothing() {
-    let Some((helm, ours, theirs)) = copies("", &[WEB1], &[]) else {
+    let Some((helm, ours, theirs)) = copies(&[], &[WEB1], &[]) else {
         return;
     };
     let ((code, out), (helm_code, helm_out)) = roll_back(&helm, &ours, &theirs, &[]);
@@ -267,7 +265,7 @@ fn with_no_revision_before_the_newest_both_refuse_and_record_nothing() {
 
 #[test]
 fn a_rollback_that_fails_to_apply_supersedes_the_newest_revision_as_helm_does() {
-    let Some((helm, ours, theirs)) = copies("", &[WEB1, REFUSED], &[]) else {
+    let Some((helm, ours, theirs)) = copies(&[], &[WEB1, REFUSED], &[]) else {
         return;
     };
     assert_eq!(statuses(&ours), expect(&[(1, "deployed"), (2, "failed")]));
@@ -286,11 +284,10 @@ fn a_rollback_that_fails_to_apply_supersedes_the_newest_revision_as_helm_does() 
 
 #[test]
 fn a_rollback_whose_objects_never_become_ready_leaves_the_newest_revision_as_helm_does() {
-    // Each apply of the app takes 1.5 s to become ready: the history's runs wait for it, the
-    // rollbacks give up after 500 ms (helm: `--wait --timeout 500ms`).
-    let scenario = "resources:\n- {kind: Deployment, name: shop-app, readyAfterMs: 1500}\n";
+    // Each new pod of the app takes 1.5 s to become ready (kwok's pod stage): the history's
+    // runs wait for it, the rollbacks give up after 500 ms (helm: `--wait --timeout 500ms`).
     let Some((helm, ours, theirs)) = copies(
-        scenario,
+        &["readyAfter=1500ms"],
         &[WEB1, WEB2_CACHE],
         &[(1, "deployed"), (2, "failed")],
     ) else {
@@ -320,12 +317,22 @@ fn a_failed_rollback_hook_records_the_rollback_failed_and_leaves_the_rest() {
     // Helm leaves the revision `pending-rollback` when a rollback hook fails, which blocks
     // every later upgrade; chartseq records it failed. The other revisions are untouched, as
     // in Helm: nothing was applied.
-    let env = start("resources:\n- {kind: Job, name: snapshot, fail: true}\n");
-    for stream in ["store.yaml", "store-v2.yaml"] {
-        let (code, out, err) = env.apply(stream, &[]);
-        assert_eq!(code, 0, "{out}\n{err}");
+    let Some(env) = Ns::new("rbhook") else { return };
+    // The pre-rollback hook's pod fails (an image kwok fails), and its Job gives up at once.
+    let store = |name: &str| {
+        let text = std::fs::read_to_string(fixture(&format!("apply/{name}"))).expect("the fixture");
+        let failing = text.replace(
+            "  name: snapshot\n  annotations:\n    helm.sh/hook: pre-rollback\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: j, image: busybox}]",
+            "  name: snapshot\n  annotations:\n    helm.sh/hook: pre-rollback\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: j, image: chartseq.invalid/fail:1}]",
+        );
+        assert_ne!(failing, text, "{name} has the snapshot hook");
+        env.file(name, &failing)
+    };
+    let (v1, v2) = (store("store.yaml"), store("store-v2.yaml"));
+    for stream in [&v1, &v2] {
+        ok(env.apply("shop", stream, &["--timeout", "1m"]));
     }
-    let (code, out, err) = env.run(&["rollback", "shop", "-n", "default"]);
+    let (code, out, err) = env.chartseq(&["rollback", "shop", "--timeout", "1m"]);
     assert_eq!(code, 1, "{out}\n{err}");
     assert_eq!(
         statuses(&env),
@@ -334,10 +341,9 @@ fn a_failed_rollback_hook_records_the_rollback_failed_and_leaves_the_rest() {
     let failed = &revisions(&env)[2].2;
     assert!(failed.starts_with("Rollback \"shop\" failed: "), "{failed}");
     assert!(
-        env.get("ConfigMap", "extra").is_some(),
+        env.get("configmap", "extra").is_some(),
         "revision 2's objects stay"
     );
     // The release is not locked.
-    let (code, out, err) = env.apply("store.yaml", &[]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    ok(env.apply("shop", &v1, &["--timeout", "1m"]));
 }

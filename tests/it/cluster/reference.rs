@@ -1,11 +1,12 @@
 //! The reference implementation's sequenced-uninstall tests (`caretak3r/helm`,
-//! `pkg/action/uninstall_sequenced_test.go`), run against the test API server: each test
+//! `pkg/action/uninstall_sequenced_test.go`), run on the real control plane: each test
 //! names the test it comes from. The reference records delete calls on a fake client; here the
-//! server's log shows each delete and when the object was gone.
+//! API server's audit log shows each delete, and when it was done.
 
 use std::fmt::Write as _;
 
-use super::support::{Env, start};
+use super::audit::Audit;
+use super::{Ns, ok};
 
 /// The reference's `configMapManifest(name, annotations)` rendered from `source`.
 fn cm(source: &str, name: &str, annotations: &[(&str, &str)]) -> String {
@@ -23,35 +24,39 @@ fn cm(source: &str, name: &str, annotations: &[(&str, &str)]) -> String {
 
 /// Applies `stream` as release `r` (with `extra` arguments), then uninstalls it; returns the
 /// `ConfigMap`s in the order they were deleted and the uninstall's output.
-fn install_then_uninstall(env: &Env, stream: &str, extra: &[&str]) -> (Vec<String>, String) {
-    let path = env.stream("rendered.yaml", stream);
-    let mut args = vec!["apply", path.as_str(), "--release", "r", "-n", "default"];
-    args.extend_from_slice(extra);
-    let (code, out, err) = env.run(&args);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let before = env.log().len();
-    let (code, out, err) = env.run(&["uninstall", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let deleted = env.log()[before..]
-        .iter()
-        .filter(|e| e.verb == "delete" && e.kind == "ConfigMap" && !e.dry_run)
-        .map(|e| e.name.clone())
-        .collect();
-    (deleted, out)
+fn install_then_uninstall(ns: &Ns, stream: &str, extra: &[&str]) -> (Vec<String>, String) {
+    let path = ns.file("rendered.yaml", stream);
+    ok(ns.apply("r", &path, extra));
+    let out = ok(ns.chartseq(&["uninstall", "r"]));
+    (deleted_configmaps(&ns.audit()), out)
 }
 
-/// Each object is gone before the next one's delete is sent (a step waits gone).
-fn each_gone_before_the_next(env: &Env, order: &[&str]) {
+/// The `ConfigMap`s the tests deleted, in the order the server did it.
+fn deleted_configmaps(audit: &Audit) -> Vec<String> {
+    audit
+        .deletions()
+        .iter()
+        .filter_map(|d| d.strip_prefix("configmaps/"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A `ConfigMap` has no finalizer: it is gone once its delete is done. Each was gone before
+/// the next one's delete arrived (a step waits gone).
+fn each_gone_before_the_next(ns: &Ns, order: &[&str]) {
+    let audit = ns.audit();
+    let delete = |name: &str| {
+        audit
+            .events
+            .iter()
+            .find(|e| e.verb == "delete" && e.resource == "configmaps" && e.name == name)
+            .unwrap_or_else(|| panic!("{name} never deleted:\n{audit}"))
+    };
     for pair in order.windows(2) {
-        let gone = env
-            .last_at("gone", "ConfigMap", pair[0])
-            .unwrap_or_else(|| panic!("{} never gone", pair[0]));
-        let next = env
-            .last_at("delete", "ConfigMap", pair[1])
-            .unwrap_or_else(|| panic!("{} never deleted", pair[1]));
+        let (gone, next) = (delete(pair[0]), delete(pair[1]));
         assert!(
-            gone <= next,
-            "{} deleted before {} was gone",
+            gone.completed < next.received,
+            "{} deleted before {} was gone:\n{audit}",
             pair[1],
             pair[0]
         );
@@ -64,7 +69,9 @@ const DEPENDS: &str = "helm.sh/depends-on/resource-groups";
 /// Source: `pkg/action/uninstall_sequenced_test.go`, `TestUninstall_Sequenced_ReverseOrder`.
 #[test]
 fn reference_uninstall_sequenced_reverse_order() {
-    let env = start("");
+    let Some(env) = Ns::new("refreverse") else {
+        return;
+    };
     let stream = cm(
         "c/templates/database.yaml",
         "database",
@@ -84,7 +91,9 @@ fn reference_uninstall_sequenced_reverse_order() {
 /// `# Source:` paths too): the parent's own resources, then the subchart, then its subchart.
 #[test]
 fn reference_uninstall_sequenced_with_subcharts() {
-    let env = start("");
+    let Some(env) = Ns::new("refsubcharts") else {
+        return;
+    };
     let stream = cm(
         "parent/charts/bar/charts/nginx/templates/nginx.yaml",
         "nginx",
@@ -102,7 +111,9 @@ fn reference_uninstall_sequenced_with_subcharts() {
 /// declared subcharts (the exact reverse of install).
 #[test]
 fn reference_uninstall_sequenced_deletes_vendored_subchart() {
-    let env = start("");
+    let Some(env) = Ns::new("vendored") else {
+        return;
+    };
     let chart = env.dir.path().join("parent");
     std::fs::create_dir_all(chart.join("templates")).expect("chart dir");
     std::fs::write(
@@ -138,7 +149,9 @@ fn reference_uninstall_sequenced_deletes_vendored_subchart() {
 /// the kept object is never deleted and is named in the result.
 #[test]
 fn reference_uninstall_sequenced_keep_policy() {
-    let env = start("");
+    let Some(env) = Ns::new("refkeep") else {
+        return;
+    };
     let stream = cm(
         "c/templates/database-live.yaml",
         "database-live",
@@ -154,7 +167,7 @@ fn reference_uninstall_sequenced_keep_policy() {
     );
     let (deleted, out) = install_then_uninstall(&env, &stream, &[]);
     assert_eq!(deleted, ["app", "database-live"]);
-    assert!(env.get("ConfigMap", "database-keep").is_some());
+    assert!(env.get("configmap", "database-keep").is_some());
     assert!(
         out.contains("kept (helm.sh/resource-policy: keep):\n  ConfigMap/database-keep"),
         "{out}"
@@ -166,7 +179,9 @@ fn reference_uninstall_sequenced_keep_policy() {
 /// is gone.
 #[test]
 fn reference_uninstall_sequenced_hooks() {
-    let env = start("");
+    let Some(env) = Ns::new("refhooks") else {
+        return;
+    };
     let hook = |name: &str, event: &str| {
         cm(
             &format!("c/templates/{name}.yaml"),
@@ -187,25 +202,34 @@ fn reference_uninstall_sequenced_hooks() {
         &[(GROUPS, "app"), (DEPENDS, r#"["database"]"#)],
     ) + &hook("pre-hook", "pre-delete")
         + &hook("post-hook", "post-delete");
-    let path = env.stream("rendered.yaml", &stream);
-    let (code, out, err) = env.run(&["apply", &path, "--release", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    let path = env.file("rendered.yaml", &stream);
+    ok(env.apply("r", &path, &[]));
     // Install runs neither delete hook.
-    assert!(env.at("apply", "ConfigMap", "pre-hook").is_none());
-    let (code, out, err) = env.run(&["uninstall", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let pre = env.position("apply", "ConfigMap", "pre-hook");
-    let app = env.position("delete", "ConfigMap", "app");
-    let database_gone = env.position("gone", "ConfigMap", "database");
-    let post = env.position("apply", "ConfigMap", "post-hook");
-    assert!(pre < app && database_gone < post, "{:#?}", env.log());
+    assert!(!env.audit().written("ConfigMap", "pre-hook"));
+    ok(env.chartseq(&["uninstall", "r"]));
+    let audit = env.audit();
+    let pre = &audit.created("ConfigMap", "pre-hook").completed;
+    let delete = |name: &str| {
+        audit
+            .events
+            .iter()
+            .find(|e| e.verb == "delete" && e.resource == "configmaps" && e.name == name)
+            .unwrap_or_else(|| panic!("{name} never deleted:\n{audit}"))
+    };
+    let post = &audit.created("ConfigMap", "post-hook").received;
+    assert!(
+        *pre < delete("app").received && delete("database").completed < *post,
+        "{audit}"
+    );
 }
 
 /// Source: `pkg/action/uninstall_sequenced_test.go`, `TestUninstall_Sequenced_DryRun`:
 /// nothing is deleted.
 #[test]
 fn reference_uninstall_sequenced_dry_run() {
-    let env = start("");
+    let Some(env) = Ns::new("refdryrun") else {
+        return;
+    };
     let stream = cm(
         "c/templates/database.yaml",
         "database",
@@ -215,13 +239,13 @@ fn reference_uninstall_sequenced_dry_run() {
         "app",
         &[(GROUPS, "app"), (DEPENDS, r#"["database"]"#)],
     );
-    let path = env.stream("rendered.yaml", &stream);
-    let (code, out, err) = env.run(&["apply", &path, "--release", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let (code, out, err) = env.run(&["uninstall", "r", "-n", "default", "--dry-run"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(env.count("delete", "ConfigMap", "app"), 0);
-    assert_eq!(env.count("delete", "ConfigMap", "database"), 0);
+    let path = env.file("rendered.yaml", &stream);
+    ok(env.apply("r", &path, &[]));
+    ok(env.chartseq(&["uninstall", "r", "--dry-run"]));
+    let audit = env.audit();
+    assert_eq!(audit.count("delete", "ConfigMap", "app"), 0);
+    assert_eq!(audit.count("delete", "ConfigMap", "database"), 0);
+    assert!(env.get("configmap", "app").is_some());
 }
 
 /// The reference's `groupActionManifest(path, name, group, dependencies…)`, dependencies
@@ -242,16 +266,13 @@ fn group_cm(source: &str, name: &str, group: &str, deps: &[&str]) -> String {
     }
 }
 
-/// `what` of `kind/a` happened before the apply of `kind/b` (a `ConfigMap` is ready once
-/// applied, so its apply is when its step's wait ends).
-fn before_apply(env: &Env, what: &str, a: (&str, &str), b: (&str, &str)) {
-    let first = env.position(what, a.0, a.1);
-    let then = env.position("apply", b.0, b.1);
-    assert!(
-        first < then,
-        "{what} {a:?} after apply {b:?}: {:#?}",
-        env.log()
-    );
+/// The apply of `ConfigMap` `a` was done before the apply of `b` arrived (a `ConfigMap` is
+/// ready once applied, so its apply is when its step's wait ends).
+fn before_apply(ns: &Ns, a: &str, b: &str) {
+    let audit = ns.audit();
+    let first = &audit.created("ConfigMap", a).completed;
+    let then = &audit.created("ConfigMap", b).received;
+    assert!(first < then, "{a} after {b}:\n{audit}");
 }
 
 /// Source: `pkg/action/sequencing_groups_test.go`,
@@ -259,7 +280,9 @@ fn before_apply(env: &Env, what: &str, a: (&str, &str), b: (&str, &str)) {
 /// before unsequenced resources"), with the reference's dependency key.
 #[test]
 fn reference_group_only_chart_applies_groups_before_unsequenced() {
-    let env = start("");
+    let Some(env) = Ns::new("refgroups") else {
+        return;
+    };
     let stream = group_cm(
         "parent/templates/database.yaml",
         "database",
@@ -267,27 +290,17 @@ fn reference_group_only_chart_applies_groups_before_unsequenced() {
         &[],
     ) + &group_cm("parent/templates/app.yaml", "app", "app", &["database"])
         + &cm("parent/templates/plain.yaml", "plain", &[]);
-    let path = env.stream("rendered.yaml", &stream);
-    let (code, out, err) = env.run(&["apply", &path, "--release", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    before_apply(
-        &env,
-        "apply",
-        ("ConfigMap", "database"),
-        ("ConfigMap", "app"),
-    );
-    before_apply(&env, "apply", ("ConfigMap", "app"), ("ConfigMap", "plain"));
+    let path = env.file("rendered.yaml", &stream);
+    ok(env.apply("r", &path, &[]));
+    before_apply(&env, "database", "app");
+    before_apply(&env, "app", "plain");
 
     // TestGroupSequencedDelete_ExactReverseOrder: plain, app, database, each gone first.
-    let before = env.log().len();
-    let (code, out, err) = env.run(&["uninstall", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let deleted: Vec<String> = env.log()[before..]
-        .iter()
-        .filter(|e| e.verb == "delete" && e.kind == "ConfigMap" && !e.dry_run)
-        .map(|e| e.name.clone())
-        .collect();
-    assert_eq!(deleted, ["plain", "app", "database"]);
+    ok(env.chartseq(&["uninstall", "r"]));
+    assert_eq!(
+        deleted_configmaps(&env.audit()),
+        ["plain", "app", "database"]
+    );
     each_gone_before_the_next(&env, &["plain", "app", "database"]);
 }
 
@@ -296,7 +309,9 @@ fn reference_group_only_chart_applies_groups_before_unsequenced() {
 /// parent group batches").
 #[test]
 fn reference_subchart_group_batches_apply_before_parent_group_batches() {
-    let env = start("");
+    let Some(env) = Ns::new("refsubgroups") else {
+        return;
+    };
     let stream = group_cm(
         "parent/charts/child/templates/database.yaml",
         "child-database",
@@ -318,9 +333,8 @@ fn reference_subchart_group_batches_apply_before_parent_group_batches() {
         "app",
         &["database"],
     );
-    let path = env.stream("rendered.yaml", &stream);
-    let (code, out, err) = env.run(&["apply", &path, "--release", "r", "-n", "default"]);
-    assert_eq!(code, 0, "{out}\n{err}");
+    let path = env.file("rendered.yaml", &stream);
+    ok(env.apply("r", &path, &[]));
     let order = [
         "child-database",
         "child-app",
@@ -328,12 +342,7 @@ fn reference_subchart_group_batches_apply_before_parent_group_batches() {
         "parent-app",
     ];
     for pair in order.windows(2) {
-        before_apply(
-            &env,
-            "apply",
-            ("ConfigMap", pair[0]),
-            ("ConfigMap", pair[1]),
-        );
+        before_apply(&env, pair[0], pair[1]);
     }
 }
 
@@ -344,26 +353,17 @@ fn reference_subchart_group_batches_apply_before_parent_group_batches() {
 /// out.)
 #[test]
 fn reference_failure_prevents_the_next_batch_mutation() {
-    let env = start("resources:\n- {kind: Deployment, name: database, never: true}\n");
-    let database = "---\n# Source: parent/templates/database.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: database\n  annotations:\n    helm.sh/resource-group: database\nspec:\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: db, image: postgres:16}]\n";
+    let Some(env) = Ns::new("refnever") else {
+        return;
+    };
+    // An image kwok never makes ready.
+    let database = "---\n# Source: parent/templates/database.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: database\n  annotations:\n    helm.sh/resource-group: database\nspec:\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers: [{name: db, image: chartseq.invalid/fail:1}]\n";
     let stream =
         database.to_owned() + &group_cm("parent/templates/app.yaml", "app", "app", &["database"]);
-    let path = env.stream("rendered.yaml", &stream);
-    let (code, out, err) = env.run(&[
-        "apply",
-        &path,
-        "--release",
-        "r",
-        "-n",
-        "default",
-        "--readiness-timeout",
-        "1s",
-    ]);
+    let path = env.file("rendered.yaml", &stream);
+    let (code, out, err) = env.apply("r", &path, &["--readiness-timeout", "1s"]);
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(env.at("apply", "Deployment", "database").is_some());
-    assert!(
-        env.at("apply", "ConfigMap", "app").is_none(),
-        "{:#?}",
-        env.log()
-    );
+    let audit = env.audit();
+    assert!(audit.written("Deployment", "database"), "{audit}");
+    assert!(!audit.written("ConfigMap", "app"), "{audit}");
 }

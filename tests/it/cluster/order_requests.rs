@@ -1,4 +1,4 @@
-//! Request order, request by request, as the test API server saw it: the release record
+//! Request order, request by request, as the real API server's audit log shows it: the release record
 //! before anything is applied, uninstall as the exact reverse of the plan with its delete
 //! hooks around it, pruning in reverse plan order before the post hooks (Helm's order for
 //! upgrade and rollback), and CRDs from `crds/` never deleted.
@@ -9,7 +9,8 @@
 //! `notes-2`, and hooks for every event. `store-v2.yaml` drops `alpha`, `gamma`, `worker` and
 //! both notes, and adds an unsequenced `ConfigMap/extra`.
 
-use super::support::{Env, start};
+use super::audit::Audit;
+use super::{Ns, ok};
 use crate::fixture;
 
 /// The applies of one kind in one step go out together, so their arrival order is not part
@@ -32,12 +33,6 @@ fn settled(changes: Vec<String>) -> Vec<String> {
         out.push(c);
     }
     out[run_start..].sort();
-    out
-}
-
-fn ok(result: (i32, String, String)) -> String {
-    let (code, out, err) = result;
-    assert_eq!(code, 0, "{out}\n{err}");
     out
 }
 
@@ -68,39 +63,99 @@ fn planned_uninstall(stream: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every `DELETE` from request `from` on arrived after the previous one was answered: the
-/// order the server saw is the order they were sent, one at a time.
-fn assert_deleted_one_at_a_time(env: &Env, from: usize) {
-    let deletes: Vec<_> = env
-        .requests()
-        .into_iter()
+/// The kind of an audit log's resource name.
+fn kind(resource: &str) -> &str {
+    match resource {
+        "secrets" => "Secret",
+        "configmaps" => "ConfigMap",
+        "jobs" => "Job",
+        "deployments" => "Deployment",
+        "services" => "Service",
+        "serviceaccounts" => "ServiceAccount",
+        "widgets" => "Widget",
+        other => other,
+    }
+}
+
+/// chartseq's successful changes (dry runs excluded) from event `from` of the namespace's
+/// audit log on, in the order the server completed them, as `METHOD Kind/name` (server-side
+/// applies are `PATCH`).
+fn changes_since(ns: &Ns, from: usize) -> Vec<String> {
+    ns.audit()
+        .events
+        .iter()
         .skip(from)
-        .filter(|r| r.method == "DELETE")
+        .filter(|e| {
+            e.user == super::audit::TEST_USER
+                && !e.user_agent.starts_with("kubectl")
+                && e.subresource.is_empty()
+                && (200..300).contains(&e.code)
+        })
+        .filter_map(|e| {
+            let method = match e.verb.as_str() {
+                "create" => "POST",
+                "update" => "PUT",
+                "patch" => "PATCH",
+                "delete" => "DELETE",
+                _ => return None,
+            };
+            Some(format!("{method} {}/{}", kind(&e.resource), e.name))
+        })
+        .collect()
+}
+
+/// A mark for [`changes_since`]: the namespace's audit events so far.
+fn mark(ns: &Ns) -> usize {
+    ns.audit().events.len()
+}
+
+/// chartseq's deletes from event `from` on: each arrived after the previous one was done, so
+/// the order the server saw is the order they were sent, one at a time.
+fn assert_deleted_one_at_a_time(ns: &Ns, from: usize) {
+    let audit: Audit = ns.audit();
+    let deletes: Vec<_> = audit
+        .events
+        .iter()
+        .skip(from)
+        .filter(|e| {
+            e.verb == "delete"
+                && e.user == super::audit::TEST_USER
+                && !e.user_agent.starts_with("kubectl")
+        })
         .collect();
     for pair in deletes.windows(2) {
-        let answered = pair[0].answer.expect("every delete is answered");
         assert!(
-            pair[1].answered_before >= answered,
-            "{} was sent while {} was still in flight",
-            pair[1].object(),
-            pair[0].object()
+            pair[1].received >= pair[0].completed,
+            "{}/{} was sent while {}/{} was still in flight:\n{audit}",
+            pair[1].resource,
+            pair[1].name,
+            pair[0].resource,
+            pair[0].name
         );
     }
 }
 
-fn installed(scenario: &str) -> Env {
-    let env = start(scenario);
-    ok(env.apply("store.yaml", &[]));
-    env
+fn store(name: &str) -> String {
+    fixture(&format!("apply/{name}"))
+        .to_str()
+        .expect("UTF-8")
+        .to_owned()
+}
+
+fn installed(test: &str) -> Option<Ns> {
+    let ns = Ns::new(test)?;
+    ok(ns.apply("shop", &store("store.yaml"), &[]));
+    Some(ns)
 }
 
 #[test]
 fn uninstall_deletes_in_the_exact_reverse_of_the_plan_between_its_delete_hooks() {
-    // Some latency on every answer: requests sent together overlap at the server.
-    let env = installed("faults: {slowMs: 10}\n");
-    let from = env.mark();
-    ok(env.run(&["uninstall", "shop", "-n", "default"]));
-    let changes = env.changes_since(from);
+    let Some(env) = installed("ordunins") else {
+        return;
+    };
+    let from = mark(&env);
+    ok(env.chartseq(&["uninstall", "shop"]));
+    let changes = changes_since(&env, from);
     assert_eq!(
         changes,
         [
@@ -143,46 +198,89 @@ fn uninstall_deletes_in_the_exact_reverse_of_the_plan_between_its_delete_hooks()
         .collect();
     assert_eq!(deleted, planned_uninstall("store.yaml"));
     assert_deleted_one_at_a_time(&env, from);
-    assert_eq!(env.leftovers(), Vec::<String>::new());
+    let left = ok(env.kubectl(&[
+        "get",
+        "deployments,jobs,services,configmaps,secrets,serviceaccounts",
+        "-o",
+        "name",
+    ]));
+    let left: Vec<&str> = left
+        .lines()
+        .filter(|n| !matches!(*n, "configmap/kube-root-ca.crt" | "serviceaccount/default"))
+        .collect();
+    assert_eq!(left, Vec::<&str>::new());
 }
 
 #[test]
 fn the_release_record_is_written_pending_before_anything_is_applied() {
-    let env = start("");
-    ok(env.apply("store.yaml", &[]));
-    let changes = env.changes_since(0);
+    let Some(env) = Ns::new("ordrecord") else {
+        return;
+    };
+    // What the server stores at each moment, as a watch of the namespace's Secrets sees it.
+    let watch = std::process::Command::new(&env.kubectl)
+        .args([
+            "get",
+            "secrets",
+            "--watch",
+            "-o",
+            "json",
+            "-n",
+            &env.name,
+            "--kubeconfig",
+        ])
+        .arg(&env.cluster.kubeconfig)
+        .env_remove("KUBECONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kubectl watches");
+    // The watch is open once kubectl has listed: give it a moment.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    ok(env.apply("shop", &store("store.yaml"), &[]));
+    let changes = changes_since(&env, 0);
     assert_eq!(
         changes.first().map(String::as_str),
         Some("POST Secret/sh.helm.release.v1.shop.v1"),
         "{changes:#?}"
     );
-    // What the server stored at that moment: a pending revision, before any other object.
-    let events = env.server.server.events();
-    let first = events
-        .iter()
-        .find(|e| e.kind == "ADDED" && e.namespace.as_deref() == Some("default"))
-        .expect("something was created");
-    assert_eq!(
-        first.object["metadata"]["name"], "sh.helm.release.v1.shop.v1",
-        "{:#?}",
-        first.object
-    );
-    assert_eq!(
-        first.object["metadata"]["labels"]["status"], "pending-install",
-        "{:#?}",
-        first.object["metadata"]
-    );
 
     // An upgrade: its pending revision before its first apply too.
-    let from = env.mark();
-    ok(env.apply("store-v2.yaml", &[]));
-    let changes = env.changes_since(from);
+    let from = mark(&env);
+    ok(env.apply("shop", &store("store-v2.yaml"), &[]));
+    let changes = changes_since(&env, from);
     assert_eq!(
         changes.first().map(String::as_str),
         Some("POST Secret/sh.helm.release.v1.shop.v2"),
         "{changes:#?}"
     );
-    let v2 = events_of(&env, "sh.helm.release.v1.shop.v2");
+    let mut watch = watch;
+    let _ = watch.kill();
+    let output = watch.wait_with_output().expect("kubectl ends");
+    // kubectl prints one JSON object after another.
+    let text = String::from_utf8_lossy(&output.stdout);
+    let seen: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&text)
+        .into_iter::<serde_json::Value>()
+        .filter_map(Result::ok)
+        .collect();
+    let statuses = |name: &str| -> Vec<String> {
+        seen.iter()
+            .filter(|o| o["metadata"]["name"] == name)
+            .map(|o| {
+                o["metadata"]["labels"]["status"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    };
+    // What the server stored first: a pending revision, then the final status.
+    let v1 = statuses("sh.helm.release.v1.shop.v1");
+    assert_eq!(
+        v1.first().map(String::as_str),
+        Some("pending-install"),
+        "{v1:?}"
+    );
+    let v2 = statuses("sh.helm.release.v1.shop.v2");
     assert_eq!(
         v2.first().map(String::as_str),
         Some("pending-upgrade"),
@@ -191,28 +289,14 @@ fn the_release_record_is_written_pending_before_anything_is_applied() {
     assert_eq!(v2.last().map(String::as_str), Some("deployed"), "{v2:?}");
 }
 
-/// The `status` label of every stored version of a release Secret, oldest first.
-fn events_of(env: &Env, secret: &str) -> Vec<String> {
-    env.server
-        .server
-        .events()
-        .iter()
-        .filter(|e| e.object["kind"] == "Secret" && e.object["metadata"]["name"] == secret)
-        .map(|e| {
-            e.object["metadata"]["labels"]["status"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect()
-}
-
 #[test]
 fn an_upgrade_prunes_in_reverse_plan_order_after_the_plan_and_before_post_upgrade_hooks() {
-    let env = installed("faults: {slowMs: 10}\n");
-    let from = env.mark();
-    ok(env.apply("store-v2.yaml", &[]));
-    let changes = settled(env.changes_since(from));
+    let Some(env) = installed("ordupgrade") else {
+        return;
+    };
+    let from = mark(&env);
+    ok(env.apply("shop", &store("store-v2.yaml"), &[]));
+    let changes = settled(changes_since(&env, from));
     assert_eq!(
         changes,
         [
@@ -244,11 +328,13 @@ fn an_upgrade_prunes_in_reverse_plan_order_after_the_plan_and_before_post_upgrad
 
 #[test]
 fn a_rollback_runs_its_hooks_around_the_plan_and_prunes_before_post_rollback_hooks() {
-    let env = installed("");
-    ok(env.apply("store-v2.yaml", &[]));
-    let from = env.mark();
-    ok(env.run(&["rollback", "shop", "1", "-n", "default"]));
-    let changes = settled(env.changes_since(from));
+    let Some(env) = installed("ordrollback") else {
+        return;
+    };
+    ok(env.apply("shop", &store("store-v2.yaml"), &[]));
+    let from = mark(&env);
+    ok(env.chartseq(&["rollback", "shop", "1"]));
+    let changes = settled(changes_since(&env, from));
     assert_eq!(
         changes,
         [
@@ -277,12 +363,12 @@ fn a_rollback_runs_its_hooks_around_the_plan_and_prunes_before_post_rollback_hoo
         ],
         "{changes:#?}"
     );
-    assert!(env.exists("Job", "check"));
+    assert!(env.get("job", "check").is_some());
 
     // A second rollback re-creates the post-rollback hook: the old one is deleted first.
-    let from = env.mark();
-    ok(env.run(&["rollback", "shop", "2", "-n", "default"]));
-    let changes = env.changes_since(from);
+    let from = mark(&env);
+    ok(env.chartseq(&["rollback", "shop", "2"]));
+    let changes = changes_since(&env, from);
     let at = |c: &str| {
         changes
             .iter()
@@ -297,9 +383,9 @@ fn a_rollback_runs_its_hooks_around_the_plan_and_prunes_before_post_rollback_hoo
 
     // Uninstall removes the hook objects left behind last, in reverse hook order (check,
     // weight 0, ran before mark, weight 5), then every revision.
-    let from = env.mark();
-    ok(env.run(&["uninstall", "shop", "-n", "default"]));
-    let changes = env.changes_since(from);
+    let from = mark(&env);
+    ok(env.chartseq(&["uninstall", "shop"]));
+    let changes = changes_since(&env, from);
     let tail: Vec<&str> = changes
         .iter()
         .skip_while(|c| *c != "DELETE Job/report")
@@ -322,19 +408,33 @@ fn a_rollback_runs_its_hooks_around_the_plan_and_prunes_before_post_rollback_hoo
 
 #[test]
 fn crds_from_the_crds_directory_are_kept_on_uninstall() {
-    let env = start(
-        "resources:\n- kind: Widget\n  name: w\n  status: [{afterMs: 50, value: {phase: Ready}}]\n",
-    );
-    let path = fixture("apply/widgets.yaml");
-    ok(env.run(&[
-        "apply",
-        path.to_str().expect("a UTF-8 path"),
-        "--release",
-        "shop",
-    ]));
-    let from = env.mark();
-    ok(env.run(&["uninstall", "shop", "-n", "default"]));
-    let changes = env.changes_since(from);
+    let Some(env) = Ns::new("ordcrds") else {
+        return;
+    };
+    // The CRD's group made this test's own (CRDs are cluster-scoped; tests run side by side).
+    let group = format!("{}.example.com", env.name);
+    let crd = format!("widgets.{group}");
+    env.owns("customresourcedefinition", &crd);
+    let text = std::fs::read_to_string(fixture("apply/widgets.yaml"))
+        .expect("the fixture")
+        .replace("widgets.example.com", &crd)
+        .replace("group: example.com", &format!("group: {group}"))
+        .replace(
+            "apiVersion: example.com/v1",
+            &format!("apiVersion: {group}/v1"),
+        )
+        // No controller writes the Widget's status: this test is about order, not readiness.
+        .lines()
+        .filter(|l| !l.contains("helm.sh/readiness-"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert!(!text.contains("readiness-success"), "{text}");
+    let path = env.file("widgets.yaml", &text);
+    ok(env.apply("shop", &path, &["--timeout", "1m"]));
+    let from = mark(&env);
+    ok(env.chartseq(&["uninstall", "shop"]));
+    let changes = changes_since(&env, from);
     assert_eq!(
         changes,
         [
@@ -345,11 +445,6 @@ fn crds_from_the_crds_directory_are_kept_on_uninstall() {
         ],
         "{changes:#?}"
     );
-    assert!(
-        env.server
-            .server
-            .object("CustomResourceDefinition", None, "widgets.example.com")
-            .is_some(),
-        "the CRD is still there"
-    );
+    let (code, _, _) = env.kubectl(&["get", "crd", &crd]);
+    assert_eq!(code, 0, "the CRD is still there");
 }
