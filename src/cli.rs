@@ -104,7 +104,7 @@ comment `# chartseq: ignore[CS305]` on the line right above (comments survive he
 
 Targets: charts, directories of charts (every chart below but vendored subcharts; default: .),
 archives or rendered streams, linted into one report. A chart helm cannot render is finding
-CS900 of that chart; the others are still linted.
+CS900 of that chart, one whose own files cannot be loaded CS902; the others are still linted.
 `chartseq rules` lists the rules; `chartseq explain CS101` documents one.
 
 Exit status: 0 when no finding is at or above --fail-on, 1 otherwise, 2 when chartseq failed.";
