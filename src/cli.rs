@@ -832,6 +832,10 @@ pub struct PlanArgs {
     /// Print the deletion order (the exact reverse) instead.
     #[arg(long)]
     pub uninstall: bool,
+    /// List every resource of the text plan's long lists (by default a list that does not fit
+    /// a line shows its first ten names and counts the rest).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1095,6 +1099,7 @@ fn run(
                 args.dialect.choice(),
                 format,
                 args.uninstall,
+                args.verbose,
                 out,
                 err,
             )

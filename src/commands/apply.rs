@@ -813,7 +813,14 @@ pub fn apply(
         return preview(settings, record, run, out, err);
     }
     if settings.dry_run && cs.progress == Progress::Human {
-        plan::output::write_plan(out, &model, &plan, plan::output::PlanFormat::Text, false)?;
+        plan::output::write_plan(
+            out,
+            &model,
+            &plan,
+            plan::output::PlanFormat::Text,
+            false,
+            false,
+        )?;
     }
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;

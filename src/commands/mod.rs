@@ -138,10 +138,13 @@ pub(crate) fn report_outside_v3(
     } else {
         crate::source::helm::ChartV3::Unknown
     };
+    let note = crate::rules::cs203_sequencing_in_chart_v2::helm_note(&chart_v3)
+        .map(|n| format!("\n  note: {n}"))
+        .unwrap_or_default();
     let line = format!(
-        "warning[CS203]: {}\n  help: {}",
+        "warning[CS203]: {}\n  help: {}{note}",
         found.message(),
-        crate::rules::cs203_sequencing_in_chart_v2::advice(&chart_v3, &found.version)
+        crate::rules::cs203_sequencing_in_chart_v2::HELP
     );
     writeln!(err, "{}", crate::report::safe::terminal_safe(&line))
 }
@@ -275,6 +278,7 @@ pub fn plan(
     dialect: plan::detect::Choice,
     format: PlanFormat,
     uninstall: bool,
+    verbose: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
@@ -286,11 +290,11 @@ pub fn plan(
             refused = dag_refusal(model);
         }
         if format != PlanFormat::Text {
-            return output::write_plan(out, model, plan, format, uninstall);
+            return output::write_plan(out, model, plan, format, uninstall, verbose);
         }
         // The text plan is read in a terminal: names from the input are shown escaped.
         let mut text = Vec::new();
-        output::write_plan(&mut text, model, plan, format, uninstall)?;
+        output::write_plan(&mut text, model, plan, format, uninstall, verbose)?;
         out.write_all(&crate::safe::bytes(&text))
     })?;
     if let Some(line) = refused {

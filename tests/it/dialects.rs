@@ -85,7 +85,9 @@ fn argo_plans_hooks_named_by_generate_name() {
     );
     let text = argo("generate-name", &["plan"]);
     assert!(
-        text.contains("PreSync:wave=0: Job/schema-migrate-* (from app/templates/migrate.yaml)"),
+        text.contains(
+            "PreSync:wave=0 (2):\n      Job/schema-migrate-* (from app/templates/migrate.yaml),\n"
+        ),
         "{text}"
     );
     // Not a hook: refused, naming what is missing.

@@ -322,7 +322,13 @@ fn sarif_fingerprints_survive_lines_moving() {
     assert_eq!(before.len(), after.len());
     for (b, a) in before.iter().zip(&after) {
         assert_eq!((&b.0, &b.1), (&a.0, &a.1), "fingerprint changed");
-        assert_eq!(b.2 + 3, a.2, "the finding did not move");
+        // CS203 points at Chart.yaml's `apiVersion`, which the edit did not touch.
+        let moved_by = if b.0 == "CS203" { 0 } else { 3 };
+        assert_eq!(
+            b.2 + moved_by,
+            a.2,
+            "the finding did not move with its line"
+        );
     }
 }
 

@@ -28,16 +28,18 @@ pub enum PlanFormat {
     Mermaid,
 }
 
-/// Writes the plan (install order, or uninstall order when `uninstall`).
+/// Writes the plan (install order, or uninstall order when `uninstall`); `verbose`: the text
+/// plan lists every resource of a long list, not the first few.
 pub fn write_plan(
     out: &mut dyn Write,
     model: &Model,
     plan: &Plan,
     format: PlanFormat,
     uninstall: bool,
+    verbose: bool,
 ) -> io::Result<()> {
     match format {
-        PlanFormat::Text => text::write(out, model, plan, uninstall),
+        PlanFormat::Text => text::write(out, model, plan, uninstall, verbose),
         PlanFormat::Dag => dag::write(out, model, plan),
         PlanFormat::Json => json::write(out, model, plan, uninstall),
         PlanFormat::Dot => dot::write(out, model, plan, uninstall),
