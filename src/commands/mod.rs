@@ -167,6 +167,15 @@ fn load_and_plan(
     Ok((model, plan, bad))
 }
 
+/// Where `lint` shows a location: the template line a rendered line came from when the chart
+/// is on disk (else the rendered line, with its template): the one locator of every command.
+pub(crate) fn locate(model: &Model, loc: crate::source::Loc) -> String {
+    match crate::lint::locate::template_loc(model, loc) {
+        Some(t) if t != loc => output::position(model, t),
+        _ => output::rendered_position(model, loc),
+    }
+}
+
 /// Explains why there is no plan with the same findings `lint` reports (rendered snippets
 /// with the template lines); the plain listing is kept for the unexpected case where the rules
 /// see nothing.
@@ -184,11 +193,11 @@ pub(crate) fn write_plan_error(
                 | plan::PlanIssue::DialectCycle { .. }
         )
     }) {
-        return output::write_plan_error(err, model, e);
+        return output::write_plan_error_at(err, model, e, &|loc| locate(model, loc));
     }
     let report = crate::lint::plan_issue_findings(model);
     if report.findings.is_empty() {
-        return output::write_plan_error(err, model, e);
+        return output::write_plan_error_at(err, model, e, &|loc| locate(model, loc));
     }
     crate::report::reporter(crate::report::Format::Human, false).report(err, model, &report)
 }
@@ -224,7 +233,7 @@ fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Resu
         };
         let line = format!(
             "warning: {}: group `{group}` of chart {} depends on `{missing}`, {why}: it is installed with the unsequenced resources, as Helm does (`chartseq lint` says more)",
-            output::position(model, *loc),
+            locate(model, *loc),
             model.charts[*chart].display,
         );
         writeln!(err, "{}", crate::safe::one_line(&line))?;
@@ -255,7 +264,7 @@ fn with_plan(
                 let issues = plan::PlanError {
                     issues: plan.issues.clone(),
                 };
-                output::write_plan_error(err, &model, &issues)?;
+                output::write_plan_error_at(err, &model, &issues, &|loc| locate(&model, loc))?;
             }
             report_demotions(&model, &plan, err)?;
             write(out, &model, &plan)?;

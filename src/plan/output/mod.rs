@@ -143,14 +143,32 @@ fn source_of(model: &Model, loc: Loc) -> Option<&str> {
         .and_then(|d| d.source_path.as_deref())
 }
 
-/// Explains why there is no plan, one issue per paragraph.
+/// Where a location is in the input as read: `file:line:col`, with the template a rendered
+/// line came from.
+#[must_use]
+pub fn rendered_position(model: &Model, loc: Loc) -> String {
+    match source_of(model, loc) {
+        Some(src) => format!("{} (from {src})", position(model, loc)),
+        None => position(model, loc),
+    }
+}
+
+/// Explains why there is no plan, one issue per paragraph, places shown as
+/// [`rendered_position`] says.
 pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -> io::Result<()> {
+    write_plan_error_at(out, model, error, &|loc| rendered_position(model, loc))
+}
+
+/// [`write_plan_error`] with places shown by `at` (the commands pass lint's locator, so that a
+/// place is the template line lint names).
+pub fn write_plan_error_at(
+    out: &mut dyn Write,
+    model: &Model,
+    error: &PlanError,
+    at: &dyn Fn(Loc) -> String,
+) -> io::Result<()> {
     for issue in &error.issues {
         let chart = |id: usize| model.charts[id].display.as_str();
-        let at = |loc: Loc| match source_of(model, loc) {
-            Some(src) => format!("{} (from {src})", position(model, loc)),
-            None => position(model, loc),
-        };
         match issue {
             PlanIssue::GroupCycle {
                 chart: c,
