@@ -119,8 +119,14 @@ pub(super) fn write(
         plan.crds.iter().map(|&d| label(model, d)),
     )?;
     write_hooks(out, view, model, plan, "pre-install")?;
+    // Each group's step, found once: a release may have a hundred thousand groups.
+    let steps: GroupSteps<'_> = plan
+        .steps
+        .iter()
+        .filter_map(|s| Some(((s.chart, s.group.as_deref()?), s)))
+        .collect();
     if let Some(root) = plan.levels.first() {
-        write_level(out, view, model, plan, root, 0)?;
+        write_level(out, view, model, plan, &steps, root, 0)?;
     }
     write_hooks(out, view, model, plan, "post-install")
 }
@@ -236,6 +242,9 @@ fn write_hooks(
     write_list(out, view, &format!("{event} hooks"), hooks.into_iter())
 }
 
+/// The step of each resource group, by (chart, group).
+type GroupSteps<'a> = std::collections::HashMap<(usize, &'a str), &'a crate::plan::Step>;
+
 /// One level in `helm dag`'s layout (same lines, same indentation), each resource group's
 /// resources below its batch.
 fn write_level(
@@ -243,6 +252,7 @@ fn write_level(
     view: View,
     model: &Model,
     plan: &Plan,
+    steps: &GroupSteps<'_>,
     level: &Level,
     depth: usize,
 ) -> io::Result<()> {
@@ -266,11 +276,7 @@ fn write_level(
         for (i, batch) in level.group_batches.iter().enumerate() {
             writeln!(out, "{indent}    Batch {}: {}", i + 1, names(batch))?;
             for group in batch {
-                let Some(step) = plan
-                    .steps
-                    .iter()
-                    .find(|s| s.chart == level.chart && s.group.as_ref() == Some(group))
-                else {
+                let Some(step) = steps.get(&(level.chart, group.as_str())) else {
                     continue;
                 };
                 let resources: Vec<String> =
@@ -304,7 +310,7 @@ fn write_level(
     };
     for name in level.subchart_batches.iter().flatten() {
         if let Some(child) = child_level(name) {
-            write_level(out, view, model, plan, child, depth + 1)?;
+            write_level(out, view, model, plan, steps, child, depth + 1)?;
         }
     }
     for name in &level.undeclared {
@@ -313,7 +319,7 @@ fn write_level(
             "{indent}    Undeclared subchart {name:?} (deployed unsequenced):"
         )?;
         if let Some(child) = child_level(name) {
-            write_level(out, view, model, plan, child, depth + 1)?;
+            write_level(out, view, model, plan, steps, child, depth + 1)?;
         }
     }
     Ok(())
