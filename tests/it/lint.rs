@@ -763,3 +763,29 @@ fn a_finding_names_the_branch_that_rendered() {
     assert_eq!(location["line"], 28, "{location}");
     assert_eq!(location["exact"], true, "{location}");
 }
+
+/// A `depends-on` that names no dependency, on a subchart its default values disable, is
+/// reported with those values too (it fails the install once the subchart is enabled), and
+/// `plan` still plans: helm leaves a disabled subchart out.
+#[test]
+fn depends_on_a_non_dependency_is_reported_on_a_disabled_subchart() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let chart = "fixtures/lint/disabled-depends-on";
+    for set in [&[][..], &["--set", "cache.enabled=true"][..]] {
+        let (code, out, err) = run(chartseq()
+            .args(["lint", chart, "--format", "concise", "--helm"])
+            .arg(&helm)
+            .args(set));
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(
+            out.contains(&format!(
+                "{chart}/Chart.yaml:8:17: CS102 [error] `ghost` is not a dependency of chart disabled-depends-on"
+            )),
+            "{set:?}: {out}"
+        );
+    }
+    let (code, _, err) = run(chartseq().args(["plan", chart, "--helm"]).arg(&helm));
+    assert_eq!(code, 0, "{err}");
+}
