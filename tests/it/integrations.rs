@@ -913,7 +913,10 @@ fn helm_plugin_runs_through_real_helm() {
     let (code, out, err) =
         run(helm_cmd().args(["chartseq", "plan", "fixtures/integrations/charts/clean"]));
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("Batch 1: db\n    Batch 2: app"), "{out}");
+    assert!(
+        out.contains("Batch 1: db\n      db: ConfigMap/release-name-db\n    Batch 2: app"),
+        "{out}"
+    );
 }
 
 #[test]
