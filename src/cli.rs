@@ -108,7 +108,7 @@ comment `# chartseq: ignore[CS305]` on the line right above (comments survive he
 
 Targets: charts, directories of charts (every chart below but vendored subcharts; default: .),
 archives or rendered streams, linted into one report. A chart helm cannot render is finding
-CS900 of that chart; the others are still linted.
+CS900 of that chart, one whose own files cannot be loaded CS902; the others are still linted.
 `chartseq rules` lists the rules; `chartseq explain CS101` documents one.
 
 Exit status: 0 when no finding is at or above --fail-on, 1 otherwise, 2 when chartseq failed.";
@@ -860,6 +860,10 @@ pub struct PlanArgs {
     /// Print the deletion order (the exact reverse) instead.
     #[arg(long)]
     pub uninstall: bool,
+    /// List every resource of the text plan's long lists (by default a list that does not fit
+    /// a line shows its first ten names and counts the rest).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1160,6 +1164,7 @@ fn run(
                 args.dialect.choice(),
                 format,
                 args.uninstall,
+                args.verbose,
                 out,
                 err,
             )

@@ -11,6 +11,10 @@ pub struct Error {
     /// helm ran and refused to render the chart: what `lint` reports as a finding of that
     /// chart (CS900) while it goes on with the others.
     pub render_failure: Option<Box<RenderFailure>>,
+    /// The chart's own files (its `Chart.yaml`, `values.yaml`, archive or subcharts) could not
+    /// be loaded: what `lint` reports as a finding of that chart (CS902) while it goes on with
+    /// the others.
+    pub chart_failure: Option<std::path::PathBuf>,
 }
 
 /// helm template exited with an error for a chart.
@@ -28,6 +32,7 @@ impl Error {
             message: message.into(),
             detail: None,
             render_failure: None,
+            chart_failure: None,
         }
     }
 
@@ -40,6 +45,12 @@ impl Error {
     #[must_use]
     pub fn with_render_failure(mut self, failure: RenderFailure) -> Self {
         self.render_failure = Some(Box::new(failure));
+        self
+    }
+
+    #[must_use]
+    pub fn with_chart_failure(mut self, chart: &std::path::Path) -> Self {
+        self.chart_failure = Some(chart.to_path_buf());
         self
     }
 

@@ -848,7 +848,14 @@ pub fn apply(
         return preview(settings, record, run, out, err);
     }
     if settings.dry_run && cs.progress == Progress::Human {
-        plan::output::write_plan(out, &model, &plan, plan::output::PlanFormat::Text, false)?;
+        plan::output::write_plan(
+            out,
+            &model,
+            &plan,
+            plan::output::PlanFormat::Text,
+            false,
+            false,
+        )?;
     }
     let cluster = match connected {
         Some(cluster) => cluster,

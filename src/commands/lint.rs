@@ -477,6 +477,30 @@ fn lint_one(
     }
     let model = match loaded {
         Ok(m) => m,
+        Err(
+            e @ crate::error::Error {
+                chart_failure: Some(_),
+                ..
+            },
+        ) => {
+            let chart = e
+                .chart_failure
+                .as_deref()
+                .unwrap_or(std::path::Path::new("."));
+            let found = crate::lint::load_failure(chart, &e, input.chart_limits, settings);
+            if found.1.findings.is_empty() {
+                writeln!(
+                    err,
+                    "{}",
+                    one_line(&format!(
+                        "chartseq: warning: cannot load chart {} (CS902 is not selected): {}",
+                        crate::source::display_path(chart),
+                        e.message
+                    ))
+                )?;
+            }
+            return Ok(found);
+        }
         Err(e) => {
             let message = match context {
                 Some(c) => format!("{c}: {}", e.message),

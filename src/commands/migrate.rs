@@ -1,5 +1,6 @@
-//! `chartseq migrate`: exit 0 when nothing is lost, 1 when something is (the patch is still
-//! produced), 2 when the migration could not run.
+//! `chartseq migrate`: exit 0 when nothing is lost and nothing is left to edit by hand, 1 when
+//! something is lost or a manual edit is pending (the patch is still produced), 2 when the
+//! migration could not run.
 
 use std::io::Write;
 
@@ -34,7 +35,9 @@ pub fn migrate(
             err.write_all(&crate::safe::bytes(&report))?;
         }
     }
-    Ok(if m.lost_anything() {
+    // A manual edit pending is work left undone: a script must not take the migration as
+    // complete.
+    Ok(if m.lost_anything() || !m.manual.is_empty() {
         Outcome::Findings
     } else {
         Outcome::Clean

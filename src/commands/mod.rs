@@ -134,10 +134,13 @@ pub(crate) fn report_outside_v3(
     } else {
         crate::source::helm::ChartV3::Unknown
     };
+    let note = crate::rules::cs203_sequencing_in_chart_v2::helm_note(&chart_v3)
+        .map(|n| format!("\n  note: {n}"))
+        .unwrap_or_default();
     let line = format!(
-        "warning[CS203]: {}\n  help: {}",
+        "warning[CS203]: {}\n  help: {}{note}",
         found.message(),
-        crate::rules::cs203_sequencing_in_chart_v2::advice(&chart_v3, &found.version)
+        crate::rules::cs203_sequencing_in_chart_v2::HELP
     );
     writeln!(err, "{}", crate::report::safe::terminal_safe(&line))
 }
@@ -160,6 +163,15 @@ fn load_and_plan(
     Ok((model, plan, bad))
 }
 
+/// Where `lint` shows a location: the template line a rendered line came from when the chart
+/// is on disk (else the rendered line, with its template): the one locator of every command.
+pub(crate) fn locate(model: &Model, loc: crate::source::Loc) -> String {
+    match crate::lint::locate::template_loc(model, loc) {
+        Some(t) if t != loc => output::position(model, t),
+        _ => output::rendered_position(model, loc),
+    }
+}
+
 /// Explains why there is no plan with the same findings `lint` reports (rendered snippets
 /// with the template lines); the plain listing is kept for the unexpected case where the rules
 /// see nothing.
@@ -177,11 +189,11 @@ pub(crate) fn write_plan_error(
                 | plan::PlanIssue::DialectCycle { .. }
         )
     }) {
-        return output::write_plan_error(err, model, e);
+        return output::write_plan_error_at(err, model, e, &|loc| locate(model, loc));
     }
     let report = crate::lint::plan_issue_findings(model);
     if report.findings.is_empty() {
-        return output::write_plan_error(err, model, e);
+        return output::write_plan_error_at(err, model, e, &|loc| locate(model, loc));
     }
     crate::report::reporter(crate::report::Format::Human, false).report(err, model, &report)
 }
@@ -217,7 +229,7 @@ fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Resu
         };
         let line = format!(
             "warning: {}: group `{group}` of chart {} depends on `{missing}`, {why}: it is installed with the unsequenced resources, as Helm does (`chartseq lint` says more)",
-            output::position(model, *loc),
+            locate(model, *loc),
             model.charts[*chart].display,
         );
         writeln!(err, "{}", crate::safe::one_line(&line))?;
@@ -260,7 +272,7 @@ fn with_plan_or(
                 let issues = plan::PlanError {
                     issues: plan.issues.clone(),
                 };
-                output::write_plan_error(err, &model, &issues)?;
+                output::write_plan_error_at(err, &model, &issues, &|loc| locate(&model, loc))?;
             }
             report_demotions(&model, &plan, err)?;
             write(out, &model, &plan)?;
@@ -284,6 +296,7 @@ pub fn plan(
     dialect: plan::detect::Choice,
     format: PlanFormat,
     uninstall: bool,
+    verbose: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
@@ -295,11 +308,11 @@ pub fn plan(
             refused = dag_refusal(model);
         }
         if format != PlanFormat::Text {
-            return output::write_plan(out, model, plan, format, uninstall);
+            return output::write_plan(out, model, plan, format, uninstall, verbose);
         }
         // The text plan is read in a terminal: names from the input are shown escaped.
         let mut text = Vec::new();
-        output::write_plan(&mut text, model, plan, format, uninstall)?;
+        output::write_plan(&mut text, model, plan, format, uninstall, verbose)?;
         out.write_all(&crate::safe::bytes(&text))
     })?;
     if let Some(line) = refused {

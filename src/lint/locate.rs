@@ -261,6 +261,25 @@ fn map(model: &Model, loc: Loc) -> Mapped {
         Some((found, approximate)) => (Some(found), approximate),
         None => (None, false),
     };
+    // Not in the template: a value it inserts (`toYaml .Values.x.annotations`) is written in a
+    // values file; its line there is the one to edit.
+    if found.is_none() {
+        if let Some((at, several)) = find_in_values(model, loc) {
+            return Mapped {
+                template: Some(at),
+                rendered,
+                doc,
+                fallback: Some(format!(
+                    "{}{} inserts this line from values: the values file's line is shown",
+                    model.sources.get(template).name,
+                    inserting_line(model.sources.get(template))
+                        .map(|l| format!(":{l}"))
+                        .unwrap_or_default()
+                )),
+                approximate: several,
+            };
+        }
+    }
     let fallback = found.is_none().then(|| {
         format!(
             "{} does not contain this line (it comes from a helper or from values): the rendered line is shown",
@@ -425,6 +444,75 @@ fn by_context(
 
 /// The template line that rendered a stream line, and whether it is a best guess (the template
 /// writes the line in several places and nothing tells which one rendered it).
+/// The template line (1-based) that most likely inserts values whole: the first that writes
+/// `toYaml` of `.Values`, else none (a guess is not named).
+fn inserting_line(template: &SourceFile) -> Option<usize> {
+    String::from_utf8_lossy(&template.bytes)
+        .lines()
+        .position(|l| l.contains("toYaml") && l.contains(".Values"))
+        .map(|i| i + 1)
+}
+
+/// The line of a values file (the chart's `values.yaml` or one given with `-f`) that reads as
+/// the rendered line at `loc` (the same text, or its key and value), and whether several
+/// did (then the last file, as helm merges the later over the earlier, and not exact).
+fn find_in_values(model: &Model, loc: Loc) -> Option<(Loc, bool)> {
+    let stream = model.sources.get(model.stream);
+    let range = line_bounds(&stream.bytes, loc.span.start as usize);
+    let rendered_line = String::from_utf8_lossy(&stream.bytes[range.clone()]).into_owned();
+    let trimmed = rendered_line.trim();
+    let (key, value) = trimmed.split_once(':')?;
+    let unquote = |v: &str| v.trim().trim_matches(|c| c == '"' || c == '\'').to_owned();
+    let (key, value) = (
+        key.trim().trim_matches(|c| c == '"' || c == '\''),
+        unquote(value),
+    );
+    if key.is_empty() {
+        return None;
+    }
+    // Files that are neither the stream nor a file of a chart's templates or Chart.yaml.
+    let chart_files: BTreeSet<FileId> = model
+        .charts
+        .iter()
+        .filter_map(|c| c.info.as_ref())
+        .flat_map(|i| i.files.values().copied().chain([i.meta.file]))
+        .collect();
+    let mut hits = Vec::new();
+    for id in (0..model.sources.len() as u32).map(FileId) {
+        let file = model.sources.get(id);
+        if id == model.stream
+            || chart_files.contains(&id)
+            || file.origin == crate::source::Origin::Rendered
+            || !std::path::Path::new(&file.name)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+        {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&file.bytes);
+        let mut offset = 0usize;
+        for line in text.split_inclusive('\n') {
+            let t = line.trim();
+            if let Some((k, v)) = t.split_once(':') {
+                let k = k.trim().trim_matches(|c| c == '"' || c == '\'');
+                if k == key && unquote(v) == value {
+                    let start = offset + (line.len() - line.trim_start().len());
+                    hits.push(Loc {
+                        file: id,
+                        span: Span {
+                            start: start as u32,
+                            end: (start + t.len()) as u32,
+                        },
+                    });
+                }
+            }
+            offset += line.len();
+        }
+    }
+    let several = hits.len() > 1;
+    hits.pop().map(|at| (at, several))
+}
+
 fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Option<(Loc, bool)> {
     let stream = model.sources.get(model.stream);
     let range = line_bounds(&stream.bytes, loc.span.start as usize);

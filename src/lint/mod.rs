@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub use config::{Config, Selection};
 pub use context::{Context, DialectAnalysis};
-pub use render::render_failure;
+pub use render::{load_failure, render_failure};
 
 use crate::model::{ChartId, DocId, Model};
 use crate::rules::{RULES, Rule};

@@ -174,6 +174,105 @@ pub fn render_failure(
     Some((model, report))
 }
 
+/// The CS902 finding of a chart whose own files could not be loaded, with a model that holds
+/// the file it points at: the chart is loaded again, which registers the files read up to the
+/// failure, and the error's leading `file:line:column: ` names one of them.
+#[must_use]
+pub fn load_failure(
+    chart: &std::path::Path,
+    error: &crate::error::Error,
+    limits: ChartLimits,
+    settings: &Settings,
+) -> (Model, Report) {
+    let mut sources = SourceMap::default();
+    let again = chart::load(chart, &mut sources, limits);
+    let message = match &again {
+        Err(e) => e.message.clone(),
+        Ok(_) => error.message.clone(),
+    };
+    let shown = display_path(chart);
+    // The longest registered name the message starts with: `chart/Chart.yaml:3:1: …`.
+    let named = (0..sources.len() as u32)
+        .map(FileId)
+        .filter(|f| {
+            let name = &sources.get(*f).name;
+            message.len() > name.len()
+                && message.starts_with(name.as_str())
+                && message[name.len()..].starts_with(':')
+        })
+        .max_by_key(|f| sources.get(*f).name.len());
+    let (loc, rest) = if let Some(file) = named {
+        let after = &message[sources.get(file).name.len() + 1..];
+        let mut parts = after.splitn(3, ':');
+        let line = parts
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|n| *n > 0);
+        let column = parts
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|n| *n > 0);
+        let rest = match (line, column) {
+            (Some(_), Some(_)) => parts.next().unwrap_or_default(),
+            (Some(_), None) => after.split_once(':').map_or("", |(_, r)| r),
+            _ => after,
+        };
+        let span = span_at(&sources, file, line, column);
+        (Loc { file, span }, rest.trim())
+    } else {
+        let rest = message
+            .strip_prefix(&format!("{shown}: "))
+            .unwrap_or(&message);
+        let file = sources.add(shown.clone(), Origin::Disk, Vec::new());
+        (
+            Loc {
+                file,
+                span: Span { start: 0, end: 0 },
+            },
+            rest.trim(),
+        )
+    };
+    let name = chart
+        .file_name()
+        .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
+    let stream = sources.add(format!("{shown} (not loaded)"), Origin::Disk, Vec::new());
+    let model = Model {
+        sources,
+        charts: vec![Chart {
+            name: name.clone(),
+            parent: None,
+            children: Vec::new(),
+            manifest_prefix: name.clone(),
+            display: name,
+            declared: true,
+            enabled: true,
+            disabled_by: None,
+            rendered_while_disabled: None,
+            info: None,
+        }],
+        documents: Vec::new(),
+        stream,
+    };
+    let diagnostic = Diagnostic::new(
+        &crate::rules::UNLOADABLE_CHART,
+        0,
+        loc,
+        format!(
+            "the chart cannot be loaded: {}",
+            crate::safe::one_line(rest.trim_end_matches('.'))
+        ),
+    )
+    .label("loading stops here")
+    .help("fix the chart's file here; helm refuses the chart as well");
+    let report = if settings.selection.enabled(&crate::rules::UNLOADABLE_CHART) {
+        let ctx = Context::new(&model, settings);
+        super::report(&ctx, vec![diagnostic])
+    } else {
+        Report::default()
+    };
+    (model, report)
+}
+
 /// helm's error as one line: its `Error:` line and the indented lines that continue it,
 /// without `Error: `, lowercase first.
 fn helm_message(stderr: &str) -> String {

@@ -77,7 +77,9 @@ pub fn load(input: &Input) -> Result<Model> {
     }
     let loaded = chart_path
         .as_deref()
-        .map(|p| chart::load(p, &mut sources, input.chart_limits))
+        .map(|p| {
+            chart::load(p, &mut sources, input.chart_limits).map_err(|e| e.with_chart_failure(p))
+        })
         .transpose()?;
 
     // The user's values first: a values file that breaks a limit is refused before helm runs.

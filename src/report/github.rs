@@ -263,7 +263,16 @@ pub fn summary(runs: &[Run<'_>]) -> String {
         match crate::plan::plan(run.model) {
             Ok(plan) => {
                 let mut mermaid = Vec::new();
-                if write_plan(&mut mermaid, run.model, &plan, PlanFormat::Mermaid, false).is_ok() {
+                if write_plan(
+                    &mut mermaid,
+                    run.model,
+                    &plan,
+                    PlanFormat::Mermaid,
+                    false,
+                    false,
+                )
+                .is_ok()
+                {
                     let _ = writeln!(md, "```mermaid\n{}```\n", String::from_utf8_lossy(&mermaid));
                 }
             }

@@ -24,6 +24,7 @@ declare_rule! {
 }
 
 fn check(ctx: &Context, sink: &mut Sink) {
+    disabled_lists(ctx, sink);
     for issue in &ctx.issues {
         let PlanIssue::UnknownSubchart {
             chart,
@@ -84,5 +85,62 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 .label(format!("`{reference}` named here"))
                 .help(help),
         );
+    }
+}
+
+/// The `depends-on` of a subchart the values disable: the plan leaves it out (as Helm does),
+/// but a name that is no dependency of the chart at all is wrong whatever the values, and
+/// breaks the install the day the subchart is enabled.
+fn disabled_lists(ctx: &Context, sink: &mut Sink) {
+    let model = ctx.model;
+    for (id, c) in model.charts.iter().enumerate() {
+        let Some(info) = &c.info else { continue };
+        let children: Vec<&crate::model::Chart> = c
+            .children
+            .iter()
+            .map(|&i| &model.charts[i])
+            .filter(|ch| ch.declared)
+            .collect();
+        let known = |reference: &str| {
+            children.iter().any(|ch| {
+                ch.name == reference
+                    || ch
+                        .info
+                        .as_ref()
+                        .and_then(|i| i.dependency.as_ref())
+                        .is_some_and(|d| d.name == reference)
+            })
+        };
+        for (name, list) in &info.dependency_depends_on {
+            let Some(sub) = children.iter().find(|ch| ch.name == *name) else {
+                continue;
+            };
+            if sub.enabled {
+                continue;
+            }
+            let Ok(references) = &list.value else {
+                continue;
+            };
+            for reference in references.iter().filter(|r| !known(r)) {
+                let why = sub
+                    .disabled_by
+                    .clone()
+                    .unwrap_or_else(|| "its condition or tags".into());
+                let names: Vec<&str> = children.iter().map(|ch| ch.name.as_str()).collect();
+                sink.push(
+                    Diagnostic::new(
+                        &UNKNOWN_SUBCHART,
+                        id,
+                        list.loc,
+                        format!(
+                            "`{reference}` is not a dependency of chart {}, named by subchart `{name}`, which is disabled now ({why}) and fails the install once enabled",
+                            c.display
+                        ),
+                    )
+                    .label(format!("`{reference}` named here"))
+                    .help(format!("dependencies are: {}", names.join(", "))),
+                );
+            }
+        }
     }
 }

@@ -1,9 +1,9 @@
 use crate::lint::{Context, Diagnostic, Sink};
+use crate::model::Model;
 use crate::model::annotations::{
     DEPENDS_ON_GROUPS, DEPENDS_ON_GROUPS_ONE_SLASH, READINESS_FAILURE, READINESS_SUCCESS,
     RESOURCE_GROUP,
 };
-use crate::model::{DocId, Model};
 use crate::parse::{Node, Span};
 use crate::source::Loc;
 use crate::source::helm::ChartV3;
@@ -13,7 +13,8 @@ declare_rule! {
     /// Reports a release whose chart (the root chart, the one `helm install` is given) does not
     /// have `apiVersion: v3` while it, or one of its subcharts, carries sequencing
     /// annotations: resource groups, readiness checks, or subchart `depends-on`. One finding
-    /// per chart, at the first sequencing annotation, with the chart's `apiVersion` beside it.
+    /// per chart, at its `apiVersion` line in `Chart.yaml` (the line to change), with the
+    /// first sequencing annotation beside it.
     ///
     /// ## Why is this bad?
     /// The reference implementation of HIP-0025 (the split pull requests of helm/helm#32314)
@@ -24,12 +25,11 @@ declare_rule! {
     /// of a v3 chart is sequenced like the rest, so it is not reported.
     ///
     /// `chartseq plan`, `template` and `apply` still sequence such a chart, as if it were v3,
-    /// and each says so on standard error: released helm up to v4.1.4 refuses to render
-    /// `apiVersion: v3` charts ("invalid chart apiVersion"), so charts keep `v2` for a while.
-    /// The advice depends on the helm: when chartseq renders the chart, it asks that helm
-    /// (once) whether it accepts v3 charts and says so. With a helm that refuses them, keep
-    /// `v2`, deploy with `chartseq apply`, and ignore this rule (`ignore = ["CS203"]`) until
-    /// you move.
+    /// and each says so on standard error, with the same words and help as lint. Released helm
+    /// up to v4.1.4 refuses to render `apiVersion: v3` charts ("invalid chart apiVersion"), so
+    /// charts keep `v2` for a while: until the helm you deploy with accepts v3, install with
+    /// `chartseq apply`, which sequences the chart. When chartseq renders the chart, it asks
+    /// that helm (once) whether it accepts v3 charts and says so in a note.
     ///
     /// ## Example
     /// ```yaml
@@ -46,16 +46,20 @@ declare_rule! {
         "sequencing annotations in a release whose chart's apiVersion is not v3", check);
 }
 
-/// The fix, as far as the helm that rendered the chart allows it.
-pub(crate) fn advice(chart_v3: &ChartV3, version: &str) -> String {
+/// The fix: the same in every command and for every helm (what the helm that rendered the
+/// chart accepts is a note, [`helm_note`]).
+pub(crate) const HELP: &str = "install with `chartseq apply` to get this order now; set `apiVersion: v3` in Chart.yaml once the helm you deploy with accepts v3 charts (helm up to v4.1.4 refuses them)";
+
+/// What the helm that rendered the chart does with `apiVersion: v3` charts, when it was asked.
+pub(crate) fn helm_note(chart_v3: &ChartV3) -> Option<String> {
     match chart_v3 {
-        ChartV3::Accepted(helm) => {
-            format!("set `apiVersion: v3` in Chart.yaml (helm {helm}, which rendered it, accepts v3 charts)")
-        }
-        ChartV3::Refused(helm) => format!(
-            "keep `apiVersion: {version}` while you render with helm {helm}, which refuses `apiVersion: v3` charts; move to v3 once your helm accepts it, and ignore CS203 until then"
-        ),
-        ChartV3::Unknown => "set `apiVersion: v3` in Chart.yaml once the helm you deploy with accepts v3 charts (helm up to v4.1.4 refuses them)".to_owned(),
+        ChartV3::Accepted(helm) => Some(format!(
+            "helm {helm}, which rendered the chart, accepts `apiVersion: v3` charts: you can set it now"
+        )),
+        ChartV3::Refused(helm) => Some(format!(
+            "helm {helm}, which rendered the chart, refuses `apiVersion: v3` charts"
+        )),
+        ChartV3::Unknown => None,
     }
 }
 
@@ -65,8 +69,7 @@ pub(crate) struct OutsideV3 {
     pub name: String,
     /// Its `apiVersion` (`v1` when absent, as Helm reads it).
     pub version: String,
-    /// The first sequencing annotation: its document (none for `Chart.yaml`) and key.
-    pub doc: Option<DocId>,
+    /// The first sequencing annotation's key.
     pub loc: Loc,
 }
 
@@ -97,17 +100,17 @@ pub(crate) fn outside_v3(model: &Model) -> Option<OutsideV3> {
         READINESS_SUCCESS,
         READINESS_FAILURE,
     ];
-    let (doc, loc) = model
+    let loc = model
         .documents
         .iter()
         .enumerate()
-        .filter_map(|(doc, _)| model.resource(doc).map(|r| (doc, r)))
-        .filter(|(_, r)| r.hook.is_none())
-        .find_map(|(doc, r)| {
+        .filter_map(|(doc, _)| model.resource(doc))
+        .filter(|r| r.hook.is_none())
+        .find_map(|r| {
             r.annotations
                 .iter()
                 .find(|a| keys.contains(&a.key.as_str()))
-                .map(|a| (Some(doc), a.key_loc))
+                .map(|a| a.key_loc)
         })
         .or_else(|| {
             model
@@ -119,13 +122,11 @@ pub(crate) fn outside_v3(model: &Model) -> Option<OutsideV3> {
                         .as_ref()
                         .map(|s| s.loc)
                         .or_else(|| i.dependency_depends_on.first().map(|(_, s)| s.loc))
-                        .map(|loc| (None, loc))
                 })
         })?;
     Some(OutsideV3 {
         name: info.meta.name.clone(),
         version: version.to_owned(),
-        doc,
         loc,
     })
 }
@@ -148,18 +149,25 @@ fn check(ctx: &Context, sink: &mut Sink) {
             end: v.span.end,
         },
     );
-    let mut d = Diagnostic::new(&SEQUENCING_IN_CHART_V2, 0, found.loc, found.message())
-        .label("refused by helm --wait=ordered, ignored by helm without it")
-        .secondary(
-            Loc {
-                file: info.meta.file,
-                span: version_span,
-            },
-            format!("apiVersion {}", found.version),
-        )
-        .help(advice(&ctx.settings.chart_v3, &found.version));
-    if let Some(doc) = found.doc {
-        d = d.doc(doc);
+    // At the line to change, never at a resource: the finding stays where it is (and the
+    // same finding in `diff`) whatever templates are edited.
+    let mut d = Diagnostic::new(
+        &SEQUENCING_IN_CHART_V2,
+        0,
+        Loc {
+            file: info.meta.file,
+            span: version_span,
+        },
+        found.message(),
+    )
+    .label(format!(
+        "apiVersion {}: refused by helm --wait=ordered, ignored by helm without it",
+        found.version
+    ))
+    .secondary(found.loc, "the first sequencing annotation")
+    .help(HELP);
+    if let Some(note) = helm_note(&ctx.settings.chart_v3) {
+        d = d.note(note);
     }
     sink.push(d);
 }

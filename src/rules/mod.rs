@@ -126,6 +126,7 @@ mod cs604_conflicting_orders;
 mod cs605_dialect_cycle;
 mod cs900_render_failed;
 mod cs901_unused_suppression;
+mod cs902_unloadable_chart;
 
 pub use cs000_invalid_yaml::INVALID_YAML;
 pub use cs001_resource_group_cycle::RESOURCE_GROUP_CYCLE;
@@ -162,6 +163,7 @@ pub use cs604_conflicting_orders::CONFLICTING_ORDERS;
 pub use cs605_dialect_cycle::DIALECT_CYCLE;
 pub use cs900_render_failed::RENDER_FAILED;
 pub use cs901_unused_suppression::UNUSED_SUPPRESSION;
+pub use cs902_unloadable_chart::UNLOADABLE_CHART;
 
 /// Every rule, in code order.
 pub static RULES: &[&Rule] = &[
@@ -200,6 +202,7 @@ pub static RULES: &[&Rule] = &[
     &DIALECT_CYCLE,
     &RENDER_FAILED,
     &UNUSED_SUPPRESSION,
+    &UNLOADABLE_CHART,
 ];
 
 /// The checks that report the planner's fatal issues (`PlanIssue`), for `plan` and `template`.

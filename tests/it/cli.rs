@@ -443,3 +443,41 @@ fn errors_name_the_real_cause_in_one_style() {
         "{err}"
     );
 }
+
+/// A chart whose own `Chart.yaml` is not YAML is a finding of that chart (CS902) at the place
+/// loading stopped, and the other charts are still linted; the run still exits 1. `plan` has
+/// nothing to show for it: a tool failure there.
+#[test]
+fn a_chart_that_cannot_be_loaded_is_a_finding_and_the_others_are_linted() {
+    let Some(helm) = tool("helm") else { return };
+    let targets = ["fixtures/broken/not-yaml", "fixtures/charts/cycle-two"];
+    let (code, out, err) = run(chartseq()
+        .arg("lint")
+        .args(targets)
+        .args(["--format", "concise", "--helm"])
+        .arg(&helm));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("fixtures/broken/not-yaml/Chart.yaml:3:1: CS902 [error] the chart cannot be loaded: invalid YAML"),
+        "{out}"
+    );
+    assert!(out.contains("CS001 [error]"), "{out}");
+    assert!(!err.contains("error:"), "{err}");
+
+    // Ignored on purpose: said on standard error, and the other charts decide.
+    let (code, out, err) = run(chartseq()
+        .args([
+            "lint",
+            "fixtures/broken/not-yaml",
+            "fixtures/rules/CS001/valid.yaml",
+        ])
+        .args(["--ignore", "CS902", "--format", "concise"]));
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(
+        err.contains("cannot load chart fixtures/broken/not-yaml"),
+        "{err}"
+    );
+
+    let (code, _, err) = run(chartseq().args(["plan", "fixtures/broken/not-yaml"]));
+    assert_eq!(code, 2, "{err}");
+}

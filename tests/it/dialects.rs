@@ -85,7 +85,9 @@ fn argo_plans_hooks_named_by_generate_name() {
     );
     let text = argo("generate-name", &["plan"]);
     assert!(
-        text.contains("PreSync:wave=0: Job/schema-migrate-* (from app/templates/migrate.yaml)"),
+        text.contains(
+            "PreSync:wave=0 (2):\n      Job/schema-migrate-* (from app/templates/migrate.yaml),\n"
+        ),
         "{text}"
     );
     // Not a hook: refused, naming what is missing.
@@ -935,4 +937,43 @@ fn draft_subcharts_follow_chart_yaml_and_auto_picks_the_draft() {
         ("app", vec!["ConfigMap/my-app"], vec![3]),
     ];
     assert_eq!(borrowed(&steps_of(&json)), expected);
+}
+
+/// `plan --dialect kots` on a chart names the template line of a value KOTS refuses, the place
+/// `lint` names (not the line in the rendered stream), at a terminal as a person runs it.
+#[test]
+fn plan_and_lint_locate_a_refused_kots_value_at_the_same_template_line() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let chart = "fixtures/dialects/kots/refused";
+    let screen = crate::pty::run_in_terminal(
+        chartseq()
+            .args(["plan", chart, "--dialect", "kots", "--helm"])
+            .arg(&helm),
+        120,
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(screen.code, Some(1), "{}", screen.bytes);
+    let (code, lint, err) = run(chartseq()
+        .args([
+            "lint", chart, "--format", "concise", "--select", "CS602", "--helm",
+        ])
+        .arg(&helm));
+    assert_eq!(code, 1, "{err}");
+    let place = lint
+        .lines()
+        .find_map(|l| l.split_once(": CS602").map(|(p, _)| p.to_owned()))
+        .expect("a CS602 finding");
+    assert_eq!(place, format!("{chart}/templates/seed.yaml:11:35"));
+    assert!(
+        screen.bytes.contains(&format!("  --> {place}\r\n")),
+        "{}",
+        screen.bytes
+    );
+    assert!(
+        !screen.bytes.contains("(helm template)"),
+        "{}",
+        screen.bytes
+    );
 }

@@ -464,3 +464,60 @@ fn a_million_order_pairs_stay_small_and_within_a_memory_cap() {
     );
     assert!(diff("markdown").contains("1000000 orders gained"));
 }
+
+/// CS203 is one finding of the chart at its `apiVersion` line: when the first annotated
+/// resource changes between two versions of a v2 chart, `diff` shows it neither new nor
+/// fixed.
+#[test]
+fn cs203_stays_put_when_the_first_sequenced_resource_changes() {
+    let Some(helm) = tool("helm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = |side: &str, grouped: &str| {
+        let at = dir.path().join(side);
+        std::fs::create_dir_all(at.join("templates")).expect("mkdir");
+        std::fs::write(
+            at.join("Chart.yaml"),
+            "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+        )
+        .expect("write");
+        for name in ["a", "b"] {
+            let annotations = if name == grouped {
+                "  annotations:\n    helm.sh/resource-group: g\n"
+            } else {
+                ""
+            };
+            std::fs::write(
+                at.join(format!("templates/{name}.yaml")),
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{annotations}"
+                ),
+            )
+            .expect("write");
+        }
+        at
+    };
+    let old = chart("old", "a");
+    let new = chart("new", "b");
+    let (_, out, err) = run(chartseq()
+        .arg("diff")
+        .arg(&old)
+        .arg(&new)
+        .args(["--format", "json"])
+        .env("CHARTSEQ_HELM", &helm));
+    let json: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|_| panic!("{out}{err}"));
+    for side in ["new", "fixed"] {
+        let codes: Vec<&serde_json::Value> = json["findings"][side]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| &f["code"])
+            .collect();
+        assert!(
+            !codes.contains(&&serde_json::json!("CS203")),
+            "{side}: {out}"
+        );
+    }
+}

@@ -763,3 +763,75 @@ fn a_finding_names_the_branch_that_rendered() {
     assert_eq!(location["line"], 28, "{location}");
     assert_eq!(location["exact"], true, "{location}");
 }
+
+/// A `depends-on` that names no dependency, on a subchart its default values disable, is
+/// reported with those values too (it fails the install once the subchart is enabled), and
+/// `plan` still plans: helm leaves a disabled subchart out.
+#[test]
+fn depends_on_a_non_dependency_is_reported_on_a_disabled_subchart() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let chart = "fixtures/lint/disabled-depends-on";
+    for set in [&[][..], &["--set", "cache.enabled=true"][..]] {
+        let (code, out, err) = run(chartseq()
+            .args(["lint", chart, "--format", "concise", "--helm"])
+            .arg(&helm)
+            .args(set));
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(
+            out.contains(&format!(
+                "{chart}/Chart.yaml:8:17: CS102 [error] `ghost` is not a dependency of chart disabled-depends-on"
+            )),
+            "{set:?}: {out}"
+        );
+    }
+    let (code, _, err) = run(chartseq().args(["plan", chart, "--helm"]).arg(&helm));
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Annotations a template inserts whole from values (`toYaml .Values.annotations`, as
+/// ingress-nginx's `controller.annotations`) are located at the values file's line in every
+/// format, the template line that inserts them in a note; several values files with the line
+/// would make it approximate, never `exact`.
+#[test]
+fn annotations_from_values_are_located_in_the_values_file_in_every_format() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let dir = "fixtures/lint/annotations-from-values";
+    let lint = |format: &str| {
+        let (code, out, err) = run(chartseq()
+            .args([
+                "lint",
+                &format!("{dir}/chart"),
+                "-f",
+                &format!("{dir}/values-prod.yaml"),
+            ])
+            .args(["--ignore", "CS203", "--format", format, "--helm"])
+            .arg(&helm));
+        assert_eq!(code, 1, "{format}: {out}{err}");
+        out
+    };
+    let place = format!("{dir}/values-prod.yaml");
+    let json: serde_json::Value = serde_json::from_str(&lint("json")).expect("json");
+    let d = &json["diagnostics"][0];
+    assert_eq!(d["code"], "CS101");
+    assert_eq!(
+        d["location"],
+        json!({"file": place, "line": 5, "column": 3, "end_line": 5, "end_column": 53, "exact": true})
+    );
+    assert!(
+        d["notes"].as_array().expect("notes").iter().any(|n| n
+            == &json!(format!("{dir}/chart/templates/deploy.yaml:6 inserts this line from values: the values file's line is shown"))),
+        "{d}"
+    );
+    assert!(lint("concise").starts_with(&format!("{place}:5:3: CS101")));
+    assert!(lint("github").starts_with(&format!("::error file={place},line=5,col=3,")));
+    let sarif: serde_json::Value = serde_json::from_str(&lint("sarif")).expect("sarif");
+    let at = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    assert_eq!(at["artifactLocation"]["uri"], json!(place), "{at}");
+    assert_eq!(at["region"]["startLine"], 5, "{at}");
+    let junit = lint("junit");
+    assert!(junit.contains(&format!("{place}:5:3")), "{junit}");
+}

@@ -33,6 +33,7 @@ mod paths;
 mod plan;
 mod pty;
 mod readiness;
+mod readme;
 mod reference;
 mod release;
 mod secrets;

@@ -256,7 +256,8 @@ fn migrated_charts_are_idempotent_and_lint_clean() {
     let Some(helm) = tool("helm") else { return };
     for (rel, from, exit, errors_before) in [
         ("migrate/argo/operators-installer", "argo", 0, 0),
-        ("migrate/argo/sync-waves", "argo", 0, 1),
+        // Its Sync hooks' names are manual edits: exit 1.
+        ("migrate/argo/sync-waves", "argo", 1, 1),
         ("migrate/werf/complex", "werf", 1, 0),
         ("migrate/kots/phases", "kots", 1, 0),
         ("migrate/draft/layers", "draft", 1, 2),
@@ -335,7 +336,8 @@ fn argo_sync_waves_example_groups_sync_hooks() {
     let Some(helm) = tool("helm") else { return };
     let (tmp, chart) = copy("migrate/argo/sync-waves");
     let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
-    assert_eq!(code, 0, "{report}");
+    // The Sync hooks' names are manual edits, left to do: exit 1.
+    assert_eq!(code, 1, "{report}");
     assert_eq!(
         diff.matches("+  annotations:\n+    helm.sh/resource-group: \"wave-0\"\n   name: backend")
             .count(),
@@ -592,4 +594,27 @@ fn argo_hooks_of_one_wave_keep_argos_kind_order() {
         .collect();
     // a-migrate (Job), z-settings (ConfigMap), m-runner (ServiceAccount), b-seed (wave 1).
     assert_eq!(weights, ["\"2\"", "\"1\"", "\"0\"", "\"3\""], "{diff}");
+}
+
+/// A manual edit pending is work left: `migrate` exits 1 even when the proof loses nothing,
+/// and its counts are worded for one (`1 file`, `1 ordering constraint`).
+/// `fixtures/migrate/argo/values-annotations`: one wave written in the template, the other
+/// from values.
+#[test]
+fn a_pending_manual_edit_exits_1() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/values-annotations");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        diff.contains("+    helm.sh/resource-group: \"wave-0\""),
+        "{diff}"
+    );
+    assert!(report.contains("Manual edits (1):"), "{report}");
+    assert!(report.contains("  lost: 0\n"), "{report}");
+    assert!(report.contains(", in 1 file ("), "{report}");
+    assert!(
+        report.contains("  kept: 1 ordering constraint\n"),
+        "{report}"
+    );
 }

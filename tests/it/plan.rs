@@ -310,9 +310,24 @@ fn conformance_with_the_reference_implementation() {
         let dag = std::fs::read_to_string(dir.join("dag.txt"))
             .expect("dag.txt")
             .replace("/charts/", "/");
+        // The text plan adds each resource group's resources below its batch: only the
+        // lines `helm dag` has are compared.
+        let dag_line = |l: &str| {
+            let l = l.trim_start();
+            [
+                "Chart:",
+                "Subchart batches",
+                "Resource-group batches",
+                "Batch ",
+                "Unsequenced",
+                "Undeclared",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+        };
         let chart_section: String = plan
             .lines()
-            .filter(|l| !l.contains("hooks:") && !l.starts_with("CRDs"))
+            .filter(|l| !l.contains("hooks:") && !l.starts_with("CRDs") && dag_line(l))
             .flat_map(|l| [l, "\n"])
             .collect();
         assert_eq!(chart_section, dag, "{case}: plan differs from `helm dag`");
@@ -753,4 +768,130 @@ fn plan_warns_about_every_group_moved_for_a_missing_dependency() {
             ),
         "{err}"
     );
+}
+
+/// A stream with a 30-resource group, a 3-resource group after it and 40 unsequenced
+/// resources, each name 40 characters long.
+fn big_plan_stream() -> tempfile::NamedTempFile {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let mut doc = |name: String, annotations: &str| {
+        let _ = write!(
+            text,
+            "---\n# Source: big/templates/all.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n{annotations}    x: y\n"
+        );
+    };
+    for i in 0..30 {
+        doc(
+            format!("database-configuration-fragment-{i:03}xyz"),
+            "    helm.sh/resource-group: db\n",
+        );
+    }
+    for i in 0..3 {
+        doc(
+            format!("application-configuration-part-{i:03}xyz"),
+            "    helm.sh/resource-group: app\n    helm.sh/depends-on/resource-groups: '[\"db\"]'\n",
+        );
+    }
+    for i in 0..40 {
+        doc(format!("unsequenced-configuration-item-{i:03}xyz"), "");
+    }
+    let file = tempfile::Builder::new()
+        .suffix(".yaml")
+        .tempfile()
+        .expect("tempfile");
+    std::fs::write(file.path(), text).expect("write");
+    file
+}
+
+/// The text plan at a terminal lists each group's resources, wraps every list at 100 columns
+/// and cuts a long one after ten names with the count of the rest; `--verbose` lists them all.
+/// Its step numbers are the JSON plan's `step`, its `after` the JSON `after_steps`.
+#[test]
+fn the_text_plan_is_readable_at_any_size_and_numbered_as_json() {
+    let stream = big_plan_stream();
+    let path = stream.path().to_str().expect("utf-8 path");
+    let screen = crate::pty::run_in_terminal(
+        chartseq().args(["plan", path]),
+        120,
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(screen.code, Some(0), "{}", screen.bytes);
+    let text = screen.bytes.replace("\r\n", "\n");
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "a line over 100 columns: {line}"
+        );
+    }
+    assert!(text.contains("    Batch 1: db\n      db (30):\n"), "{text}");
+    assert!(
+        text.contains(
+            "      app (3):\n          ConfigMap/application-configuration-part-000xyz,\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  Unsequenced (deployed last) (40):\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("          … and 20 more (--verbose lists them all)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("      … and 30 more (--verbose lists them all)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("item-039xyz"), "{text}");
+
+    let screen = crate::pty::run_in_terminal(
+        chartseq().args(["plan", path, "--verbose"]),
+        120,
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(screen.code, Some(0), "{}", screen.bytes);
+    assert!(screen.bytes.contains("item-039xyz"), "{}", screen.bytes);
+    assert!(screen.bytes.contains("fragment-029xyz"), "{}", screen.bytes);
+    assert!(
+        !screen.bytes.contains("more (--verbose"),
+        "{}",
+        screen.bytes
+    );
+
+    // The uninstall order: `N. …` in text is `"step": N` in JSON; `after_steps` are step
+    // numbers, `after` the same 0-based.
+    let (code, text, _) = run(chartseq().args(["plan", path, "--uninstall"]));
+    assert_eq!(code, 0);
+    let (code, out, _) = run(chartseq().args(["plan", path, "--uninstall", "--format", "json"]));
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let steps = json["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 3);
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!(step["step"], i + 1);
+        let what = match step["group"].as_str() {
+            Some(g) => format!("group {g}"),
+            None => "unsequenced".to_owned(),
+        };
+        assert!(
+            text.contains(&format!("  {}. big {what}", i + 1)),
+            "step {} is not {what}: {text}",
+            i + 1
+        );
+        let after: Vec<u64> = step["after"]
+            .as_array()
+            .expect("after")
+            .iter()
+            .map(|a| a.as_u64().expect("index") + 1)
+            .collect();
+        let after_steps: Vec<u64> = step["after_steps"]
+            .as_array()
+            .expect("after_steps")
+            .iter()
+            .map(|a| a.as_u64().expect("number"))
+            .collect();
+        assert_eq!(after, after_steps);
+    }
+    assert_eq!(steps[2]["after_steps"], serde_json::json!([2]), "{out}");
 }

@@ -72,7 +72,11 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
         "Proof (the migrated chart rendered with helm, planned with HIP-0025, against {}'s order):",
         from.tool()
     )?;
-    writeln!(out, "  kept: {} ordering constraints", m.proof.kept)?;
+    writeln!(
+        out,
+        "  kept: {}",
+        plural(m.proof.kept, "ordering constraint", "ordering constraints")
+    )?;
     writeln!(out, "  lost: {}", m.proof.lost.len())?;
     for l in &m.proof.lost {
         if l.before == l.after {

@@ -78,9 +78,14 @@ pub(super) fn write(
     });
     // Uninstall lists the exact reverse: steps and their resources reversed, `after` naming
     // the steps (in this list) that must be gone first.
+    // `step` numbers a step from 1, as the text plan does, and `after_steps` names its
+    // prerequisites by those numbers; `after` (kept for readers of earlier output) holds the
+    // same as 0-based indices into `steps`.
     let ordered = super::steps_in_order(plan, uninstall);
-    let steps = ordered.iter().map(|s| {
+    let steps = ordered.iter().enumerate().map(|(i, s)| {
+        let after_steps: Vec<usize> = s.after.iter().map(|a| a + 1).collect();
         Node::Object(vec![
+            ("step", Member::Value(json!(i + 1))),
             (
                 "chart",
                 // A release-wide dialect's step spans the whole release.
@@ -93,6 +98,7 @@ pub(super) fn write(
             ("group", Member::Value(json!(s.group))),
             ("resources", resources(model, &s.resources)),
             ("after", Member::Value(json!(s.after))),
+            ("after_steps", Member::Value(json!(after_steps))),
         ])
     });
     let mut top = vec![("version", Member::Value(json!(1)))];

@@ -28,16 +28,18 @@ pub enum PlanFormat {
     Mermaid,
 }
 
-/// Writes the plan (install order, or uninstall order when `uninstall`).
+/// Writes the plan (install order, or uninstall order when `uninstall`); `verbose`: the text
+/// plan lists every resource of a long list, not the first few.
 pub fn write_plan(
     out: &mut dyn Write,
     model: &Model,
     plan: &Plan,
     format: PlanFormat,
     uninstall: bool,
+    verbose: bool,
 ) -> io::Result<()> {
     match format {
-        PlanFormat::Text => text::write(out, model, plan, uninstall),
+        PlanFormat::Text => text::write(out, model, plan, uninstall, verbose),
         PlanFormat::Dag => dag::write(out, model, plan),
         PlanFormat::Json => json::write(out, model, plan, uninstall),
         PlanFormat::Dot => dot::write(out, model, plan, uninstall),
@@ -141,14 +143,32 @@ fn source_of(model: &Model, loc: Loc) -> Option<&str> {
         .and_then(|d| d.source_path.as_deref())
 }
 
-/// Explains why there is no plan, one issue per paragraph.
+/// Where a location is in the input as read: `file:line:col`, with the template a rendered
+/// line came from.
+#[must_use]
+pub fn rendered_position(model: &Model, loc: Loc) -> String {
+    match source_of(model, loc) {
+        Some(src) => format!("{} (from {src})", position(model, loc)),
+        None => position(model, loc),
+    }
+}
+
+/// Explains why there is no plan, one issue per paragraph, places shown as
+/// [`rendered_position`] says.
 pub fn write_plan_error(out: &mut dyn Write, model: &Model, error: &PlanError) -> io::Result<()> {
+    write_plan_error_at(out, model, error, &|loc| rendered_position(model, loc))
+}
+
+/// [`write_plan_error`] with places shown by `at` (the commands pass lint's locator, so that a
+/// place is the template line lint names).
+pub fn write_plan_error_at(
+    out: &mut dyn Write,
+    model: &Model,
+    error: &PlanError,
+    at: &dyn Fn(Loc) -> String,
+) -> io::Result<()> {
     for issue in &error.issues {
         let chart = |id: usize| model.charts[id].display.as_str();
-        let at = |loc: Loc| match source_of(model, loc) {
-            Some(src) => format!("{} (from {src})", position(model, loc)),
-            None => position(model, loc),
-        };
         match issue {
             PlanIssue::GroupCycle {
                 chart: c,

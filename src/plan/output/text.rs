@@ -1,5 +1,8 @@
-//! The readable plan: `helm dag`'s chart section, framed by the CRD and hook phases.
-//! Nested levels are named `parent/sub` (the one display path of every output).
+//! The readable plan: `helm dag`'s chart section, framed by the CRD and hook phases, with the
+//! resources of every step. Nested levels are named `parent/sub` (the one display path of
+//! every output). A list that does not fit a line is wrapped below its title and, unless
+//! `verbose`, cut after [`SHOWN`] names with a count of the rest; steps are numbered from 1, as
+//! the JSON plan's `step` and `after_steps`.
 
 use std::io::{self, Write};
 
@@ -10,6 +13,74 @@ use crate::safe::one_line;
 /// A document's label, on one line: a name from the input cannot start a line of its own.
 fn label(model: &Model, doc: DocId) -> String {
     one_line(&super::label(model, doc)).into_owned()
+}
+
+/// The width a list line is wrapped at.
+const WIDTH: usize = 100;
+
+/// The names a long list shows without `--verbose`.
+pub(super) const SHOWN: usize = 10;
+
+/// How a text plan is written.
+#[derive(Clone, Copy)]
+struct View {
+    /// Every name of every list, not the first [`SHOWN`].
+    verbose: bool,
+}
+
+/// `{indent}{title}: a, b, c` when it fits [`WIDTH`]; else the title with the count, then the
+/// names wrapped below it, the first [`SHOWN`] unless verbose and a count of the rest.
+fn write_items(
+    out: &mut dyn Write,
+    view: View,
+    indent: &str,
+    title: &str,
+    items: &[String],
+) -> io::Result<()> {
+    if items.is_empty() {
+        return writeln!(out, "{indent}{title}: (none)");
+    }
+    let joined = items.join(", ");
+    if indent.len() + title.chars().count() + 2 + joined.chars().count() <= WIDTH {
+        return writeln!(out, "{indent}{title}: {joined}");
+    }
+    writeln!(out, "{indent}{title} ({}):", items.len())?;
+    let inner = format!("{indent}    ");
+    let shown = if view.verbose {
+        items.len()
+    } else {
+        items.len().min(SHOWN)
+    };
+    let mut line = String::new();
+    for (i, item) in items[..shown].iter().enumerate() {
+        let last = i + 1 == shown;
+        let piece = if last {
+            item.clone()
+        } else {
+            format!("{item},")
+        };
+        if !line.is_empty()
+            && inner.len() + line.chars().count() + 1 + piece.chars().count() > WIDTH
+        {
+            writeln!(out, "{inner}{line}")?;
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&piece);
+    }
+    if !line.is_empty() {
+        writeln!(out, "{inner}{line}")?;
+    }
+    if shown < items.len() {
+        writeln!(
+            out,
+            "{inner}… and {} more (--verbose lists them all)",
+            items.len() - shown
+        )?;
+    }
+    Ok(())
 }
 
 /// Names joined for a line, each on one line.
@@ -26,12 +97,14 @@ pub(super) fn write(
     model: &Model,
     plan: &Plan,
     uninstall: bool,
+    verbose: bool,
 ) -> io::Result<()> {
+    let view = View { verbose };
     if uninstall {
-        return write_uninstall(out, model, plan);
+        return write_uninstall(out, view, model, plan);
     }
     if plan.dialect.release_wide() {
-        return write_release_wide(out, model, plan);
+        return write_release_wide(out, view, model, plan);
     }
     if plan.dialect == crate::plan::Dialect::Draft {
         writeln!(
@@ -41,19 +114,31 @@ pub(super) fn write(
     }
     write_list(
         out,
+        view,
         "CRDs (applied first)",
         plan.crds.iter().map(|&d| label(model, d)),
     )?;
-    write_hooks(out, model, plan, "pre-install")?;
+    write_hooks(out, view, model, plan, "pre-install")?;
+    // Each group's step, found once: a release may have a hundred thousand groups.
+    let steps: GroupSteps<'_> = plan
+        .steps
+        .iter()
+        .filter_map(|s| Some(((s.chart, s.group.as_deref()?), s)))
+        .collect();
     if let Some(root) = plan.levels.first() {
-        write_level(out, model, plan, root, 0)?;
+        write_level(out, view, model, plan, &steps, root, 0)?;
     }
-    write_hooks(out, model, plan, "post-install")
+    write_hooks(out, view, model, plan, "post-install")
 }
 
 /// A release-wide dialect: its steps in order (each waits for the one before), then what its
 /// tool never applies on install.
-fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Result<()> {
+fn write_release_wide(
+    out: &mut dyn Write,
+    view: View,
+    model: &Model,
+    plan: &Plan,
+) -> io::Result<()> {
     let root = one_line(model.charts.first().map_or("", |c| c.display.as_str()));
     writeln!(
         out,
@@ -62,6 +147,7 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
     )?;
     write_list(
         out,
+        view,
         "  Applied first",
         plan.crds.iter().map(|&d| label(model, d)),
     )?;
@@ -81,7 +167,13 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
             let after: Vec<String> = step.after.iter().map(|a| (a + 1).to_string()).collect();
             format!(" (after {})", after.join(", "))
         };
-        writeln!(out, "  {}. {what}{note}: {}", i + 1, resources.join(", "))?;
+        write_items(
+            out,
+            view,
+            "  ",
+            &format!("{}. {what}{note}", i + 1),
+            &resources,
+        )?;
     }
     if !plan.external.is_empty() {
         writeln!(out, "Waits for objects outside the release to exist:")?;
@@ -100,6 +192,7 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
     if plan.dialect.hooks_are_resources() {
         write_list(
             out,
+            view,
             &format!(
                 "Helm hooks applied as ordinary resources ({} does not read helm.sh/hook)",
                 plan.dialect.tool()
@@ -111,6 +204,7 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
     }
     write_list(
         out,
+        view,
         "Not applied on install",
         plan.not_installed.iter().map(|&d| label(model, d)),
     )
@@ -118,18 +212,22 @@ fn write_release_wide(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Re
 
 fn write_list(
     out: &mut dyn Write,
+    view: View,
     title: &str,
     items: impl Iterator<Item = String>,
 ) -> io::Result<()> {
     let items: Vec<String> = items.collect();
-    if items.is_empty() {
-        writeln!(out, "{title}: (none)")
-    } else {
-        writeln!(out, "{title}: {}", items.join(", "))
-    }
+    let indent = &title[..title.len() - title.trim_start().len()];
+    write_items(out, view, indent, title.trim_start(), &items)
 }
 
-fn write_hooks(out: &mut dyn Write, model: &Model, plan: &Plan, event: &str) -> io::Result<()> {
+fn write_hooks(
+    out: &mut dyn Write,
+    view: View,
+    model: &Model,
+    plan: &Plan,
+    event: &str,
+) -> io::Result<()> {
     let hooks: Vec<String> = plan
         .hooks
         .iter()
@@ -141,14 +239,20 @@ fn write_hooks(out: &mut dyn Write, model: &Model, plan: &Plan, event: &str) -> 
                 .then(|| format!("{} (weight {})", label(model, d), hook.weight))
         })
         .collect();
-    write_list(out, &format!("{event} hooks"), hooks.into_iter())
+    write_list(out, view, &format!("{event} hooks"), hooks.into_iter())
 }
 
-/// One level in `helm dag`'s layout (same lines, same indentation).
+/// The step of each resource group, by (chart, group).
+type GroupSteps<'a> = std::collections::HashMap<(usize, &'a str), &'a crate::plan::Step>;
+
+/// One level in `helm dag`'s layout (same lines, same indentation), each resource group's
+/// resources below its batch.
 fn write_level(
     out: &mut dyn Write,
+    view: View,
     model: &Model,
     plan: &Plan,
+    steps: &GroupSteps<'_>,
     level: &Level,
     depth: usize,
 ) -> io::Result<()> {
@@ -171,15 +275,31 @@ fn write_level(
         writeln!(out, "{indent}  Resource-group batches:")?;
         for (i, batch) in level.group_batches.iter().enumerate() {
             writeln!(out, "{indent}    Batch {}: {}", i + 1, names(batch))?;
+            for group in batch {
+                let Some(step) = steps.get(&(level.chart, group.as_str())) else {
+                    continue;
+                };
+                let resources: Vec<String> =
+                    step.resources.iter().map(|&d| label(model, d)).collect();
+                write_items(
+                    out,
+                    view,
+                    &format!("{indent}      "),
+                    &one_line(group),
+                    &resources,
+                )?;
+            }
         }
     }
     if !level.unsequenced.is_empty() {
         let mut labels: Vec<String> = level.unsequenced.iter().map(|&d| label(model, d)).collect();
         labels.sort();
-        writeln!(
+        write_items(
             out,
-            "{indent}  Unsequenced (deployed last): {}",
-            labels.join(", ")
+            view,
+            &format!("{indent}  "),
+            "Unsequenced (deployed last)",
+            &labels,
         )?;
     }
     let child_level = |name: &str| {
@@ -190,7 +310,7 @@ fn write_level(
     };
     for name in level.subchart_batches.iter().flatten() {
         if let Some(child) = child_level(name) {
-            write_level(out, model, plan, child, depth + 1)?;
+            write_level(out, view, model, plan, steps, child, depth + 1)?;
         }
     }
     for name in &level.undeclared {
@@ -199,14 +319,14 @@ fn write_level(
             "{indent}    Undeclared subchart {name:?} (deployed unsequenced):"
         )?;
         if let Some(child) = child_level(name) {
-            write_level(out, model, plan, child, depth + 1)?;
+            write_level(out, view, model, plan, steps, child, depth + 1)?;
         }
     }
     Ok(())
 }
 
-fn write_uninstall(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Result<()> {
-    write_hooks(out, model, plan, "pre-delete")?;
+fn write_uninstall(out: &mut dyn Write, view: View, model: &Model, plan: &Plan) -> io::Result<()> {
+    write_hooks(out, view, model, plan, "pre-delete")?;
     writeln!(out, "Uninstall order (exact reverse of install):")?;
     for (i, step) in plan.uninstall_steps().iter().enumerate() {
         let chart = one_line(&model.charts[step.chart].display);
@@ -216,11 +336,18 @@ fn write_uninstall(out: &mut dyn Write, model: &Model, plan: &Plan) -> io::Resul
         );
         let mut resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
         resources.dedup();
-        writeln!(out, "  {}. {chart} {what}: {}", i + 1, resources.join(", "))?;
+        write_items(
+            out,
+            view,
+            "  ",
+            &format!("{}. {chart} {what}", i + 1),
+            &resources,
+        )?;
     }
-    write_hooks(out, model, plan, "post-delete")?;
+    write_hooks(out, view, model, plan, "post-delete")?;
     write_list(
         out,
+        view,
         "CRDs (kept, as Helm does)",
         plan.crds.iter().map(|&d| label(model, d)),
     )
