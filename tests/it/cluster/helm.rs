@@ -153,7 +153,17 @@ fn helm_reads_upgrades_and_uninstalls_a_chartseq_release() {
         assert!(hooks.contains("name: shop-migrate"), "{hooks}");
 
         // helm upgrades it (rendered without the key it cannot send) ...
-        let (code, out, err) = h(&["upgrade", "shop", &chart(), "--set", "image=web:2"]);
+        // (waiting, so that the rollout is over before chartseq judges the Deployment)
+        let (code, out, err) = h(&[
+            "upgrade",
+            "shop",
+            &chart(),
+            "--set",
+            "image=web:2",
+            "--wait",
+            "--timeout",
+            "2m",
+        ]);
         assert_eq!(code, 0, "{out}\n{err}");
         let app = env.get("Deployment", "shop-app").expect("the app");
         assert_eq!(
