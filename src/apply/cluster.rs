@@ -95,6 +95,15 @@ impl From<kube::Error> for ClusterError {
                     404 => ErrorKind::NotFound,
                     409 => ErrorKind::Conflict,
                     410 => ErrorKind::Gone,
+                    // The API server answers 500 when the object does not fit its schema for
+                    // server-side apply (a boolean where a string goes): the same object
+                    // fails the same way however often it is sent.
+                    500 if status
+                        .message
+                        .contains("failed to create typed patch object") =>
+                    {
+                        ErrorKind::Other
+                    }
                     429 | 500..=599 => ErrorKind::Transient,
                     _ => ErrorKind::Other,
                 };

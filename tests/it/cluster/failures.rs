@@ -274,3 +274,48 @@ fn a_pending_first_install_names_the_uninstall_that_frees_it() {
     ok(ns.chartseq(&["uninstall", "shop"]));
     ok(apply(&ns, &[]));
 }
+
+/// An object the API server cannot fit to its schema for server-side apply (a boolean where a
+/// string goes, as YAML 1.1 reads a container named `n`) is answered with a 500 that says so:
+/// sent once and reported with the server's reason, not retried as a passing fault would be.
+#[test]
+fn an_object_the_server_cannot_type_is_refused_once_with_its_reason() {
+    let Some(ns) = Ns::new("untyped") else { return };
+    let stream = ns.file(
+        "untyped.yaml",
+        "---
+# Source: app/templates/app.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers: [{name: false, image: app:1}]
+",
+    );
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &stream,
+        "--release",
+        "untyped",
+        "--no-lint",
+        "--timeout",
+        "1m",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Deployment/app") && err.contains("expected string"),
+        "{err}"
+    );
+    let audit = ns.audit();
+    let sent = audit
+        .events
+        .iter()
+        .filter(|e| e.resource == "deployments" && e.name == "app" && e.verb == "patch")
+        .count();
+    assert_eq!(sent, 1, "{audit}");
+}
