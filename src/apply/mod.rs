@@ -713,12 +713,15 @@ pub async fn releases(
     })
 }
 
-/// Each recorded object's live readiness, judged as `apply` judges it: `ready`,
-/// `in progress: <why>`, `failed: <why>` or `missing`.
-pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
+/// Each recorded object's name (`Kind/name`, with its namespace where its kind has one) and
+/// live readiness, judged as `apply` judges it: `ready`, `in progress: <why>`,
+/// `failed: <why>` or `missing`.
+pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<(String, String)> {
     let judge = judge::Engine;
     let mut out = Vec::with_capacity(record.items.len());
     for item in &record.items {
+        // Named with its namespace only where the kind has one (once the server says).
+        let mut label = item.label();
         let state = match cluster.resolve(&item.api_version, &item.kind, false).await {
             Err(e) => format!("unknown: {e}"),
             Ok(kind) => {
@@ -727,6 +730,7 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
                 } else {
                     None
                 };
+                label = item.label_in(ns.as_deref());
                 match cluster.get(&kind, ns.as_deref(), &item.name).await {
                     Err(e) => format!("unknown: {e}"),
                     Ok(None) => "missing".to_owned(),
@@ -753,7 +757,7 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<String> {
                 }
             }
         };
-        out.push(state);
+        out.push((label, state));
     }
     out
 }

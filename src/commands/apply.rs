@@ -1234,7 +1234,8 @@ pub fn status(
     for s in &r.steps {
         writeln!(out, "  {}", s.label)?;
         for &i in &s.resources {
-            writeln!(out, "    {}: {}", r.items[i].label(), live[i])?;
+            let (label, state) = &live[i];
+            writeln!(out, "    {label}: {state}")?;
         }
     }
     if let Some(report) = &r.report {

@@ -116,8 +116,12 @@ impl Mixed {
                 )
             })
             .collect();
-        let (last, rest) = names.split_last().expect("two or more dialects");
-        let _ = write!(text, "{} and {last}", rest.join(", "));
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => {
+                let _ = write!(text, "{} and {last}", rest.join(", "));
+            }
+            _ => text.push_str(&names.concat()),
+        }
         let choices: Vec<String> = self
             .found
             .iter()

@@ -696,7 +696,7 @@ fn lsp_misspelt_sequencing_key_is_renamed_by_its_quick_fix() {
     let mut client = Client::start();
     let path = chart.join("templates/app.yaml");
     let app = client.open(&path);
-    client.diagnostics(&app, |l| !l.is_empty());
+    client.diagnostics(&app, |_| true);
     let typo = std::fs::read_to_string(&path)
         .expect("app.yaml")
         .replace("helm.sh/resource-group: app", "helm.sh/resource-gruop: app");
@@ -788,7 +788,7 @@ fn lsp_a_group_depending_on_itself_loses_that_name_by_its_quick_fix() {
     let mut client = Client::start();
     let path = chart.join("templates/app.yaml");
     let app = client.open(&path);
-    client.diagnostics(&app, |l| !l.is_empty());
+    client.diagnostics(&app, |_| true);
     let looped = std::fs::read_to_string(&path)
         .expect("app.yaml")
         .replace("'[\"database\"]'", "'[\"app\", \"database\"]'");
@@ -841,12 +841,12 @@ fn lsp_a_half_typed_depends_on_is_diagnosed_and_still_completes() {
     let mut client = Client::start();
     let path = chart.join("templates/app.yaml");
     let app = client.open(&path);
-    client.diagnostics(&app, |l| !l.is_empty());
+    client.diagnostics(&app, |_| true);
     let half = std::fs::read_to_string(&path)
         .expect("app.yaml")
         .replace("'[\"database\"]'", "'[\"");
     client.change(&app, 2, &half);
-    let list = client.diagnostics(&app, |l| !has(l, "CS203"));
+    let list = client.diagnostics(&app, |l| !l.is_empty());
     assert!(!list.is_empty(), "the half-typed value is reported");
     let completion = client.request("textDocument/completion", at(&app, 6, 43));
     let labels: Vec<&str> = completion

@@ -305,7 +305,7 @@ fn readme_commands() -> Vec<(String, String, String)> {
 #[test]
 fn every_readme_command_is_run_or_marked() {
     let commands = readme_commands();
-    let sources: String = ["", "apply/", "plan/"]
+    let sources: String = ["", "cluster/", "plan/"]
         .iter()
         .flat_map(|d| {
             std::fs::read_dir(root().join("tests/it").join(d))

@@ -39,3 +39,41 @@ fn install_status_upgrade_uninstall() {
     assert_eq!(code, 2, "{err}");
     assert!(ns.get("deployment", "e2e-frontend").is_none());
 }
+
+/// `status` names a cluster-scoped object without a namespace, as the server knows its kind.
+#[test]
+fn status_names_cluster_scoped_objects_without_a_namespace() {
+    let Some(ns) = Ns::new("scope") else { return };
+    let role = format!("{}-reader", ns.name);
+    let stream = ns.file(
+        "scope.yaml",
+        &format!(
+            "---
+# Source: scope/templates/role.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {role}
+rules: [{{apiGroups: [\"\"], resources: [configmaps], verbs: [get]}}]
+---
+# Source: scope/templates/settings.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data: {{a: \"1\"}}
+"
+        ),
+    );
+    ok(ns.chartseq(&["apply", &stream, "--release", "scope"]));
+    let out = ok(ns.chartseq(&["status", "scope"]));
+    assert!(out.contains(&format!("ClusterRole/{role}: ready")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "ConfigMap/settings (namespace {}): ready",
+            ns.name
+        )),
+        "{out}"
+    );
+    ok(ns.chartseq(&["uninstall", "scope"]));
+}
