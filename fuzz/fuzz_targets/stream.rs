@@ -10,10 +10,15 @@ fuzz_target!(|data: &[u8]| {
     let (plan, issues) = chartseq::plan::analyze(&model);
     let mut sink = Vec::new();
     if issues.is_empty() {
-        for format in [PlanFormat::Text, PlanFormat::Json, PlanFormat::Dot, PlanFormat::Mermaid] {
-            let _ = output::write_plan(&mut sink, &model, &plan, format, false);
+        for format in [PlanFormat::Text, PlanFormat::Dag, PlanFormat::Json, PlanFormat::Dot, PlanFormat::Mermaid] {
+            for verbose in [false, true] {
+                let _ = output::write_plan(&mut sink, &model, &plan, format, false, verbose);
+            }
         }
-        let _ = output::write_template(&mut sink, &model, &plan, TemplateOptions::default());
+        for markers in [false, true] {
+            let options = TemplateOptions { markers, ..TemplateOptions::default() };
+            let _ = output::write_template(&mut sink, &model, &plan, options);
+        }
     } else {
         let error = chartseq::plan::PlanError { issues };
         let _ = output::write_plan_error(&mut sink, &model, &error);
