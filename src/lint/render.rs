@@ -129,23 +129,7 @@ pub fn render_failure(
         |(file, line, column)| (file, span_at(&sources, file, line, column)),
     );
     let name = loaded.meta.name.clone();
-    let model = Model {
-        sources,
-        charts: vec![Chart {
-            name: name.clone(),
-            parent: None,
-            children: Vec::new(),
-            manifest_prefix: name.clone(),
-            display: name,
-            declared: true,
-            enabled: true,
-            disabled_by: None,
-            rendered_while_disabled: None,
-            info: None,
-        }],
-        documents: Vec::new(),
-        stream,
-    };
+    let model = lone_chart(sources, name, stream);
     let message = helm_message(&failure.stderr);
     let mut diagnostic = Diagnostic::new(
         &crate::rules::RENDER_FAILED,
@@ -236,23 +220,7 @@ pub fn load_failure(
         .file_name()
         .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
     let stream = sources.add(format!("{shown} (not loaded)"), Origin::Disk, Vec::new());
-    let model = Model {
-        sources,
-        charts: vec![Chart {
-            name: name.clone(),
-            parent: None,
-            children: Vec::new(),
-            manifest_prefix: name.clone(),
-            display: name,
-            declared: true,
-            enabled: true,
-            disabled_by: None,
-            rendered_while_disabled: None,
-            info: None,
-        }],
-        documents: Vec::new(),
-        stream,
-    };
+    let model = lone_chart(sources, name, stream);
     let diagnostic = Diagnostic::new(
         &crate::rules::UNLOADABLE_CHART,
         0,
@@ -299,6 +267,28 @@ fn helm_message(stderr: &str) -> String {
         c.to_lowercase().collect::<String>() + chars.as_str()
     });
     crate::safe::one_line(&text).into_owned()
+}
+
+/// The model of a chart that could not be rendered or loaded: the chart alone, no documents,
+/// so that its one finding is reported as any other chart's.
+fn lone_chart(sources: SourceMap, name: String, stream: FileId) -> Model {
+    Model {
+        sources,
+        charts: vec![Chart {
+            name: name.clone(),
+            parent: None,
+            children: Vec::new(),
+            manifest_prefix: name.clone(),
+            display: name,
+            declared: true,
+            enabled: true,
+            disabled_by: None,
+            rendered_while_disabled: None,
+            info: None,
+        }],
+        documents: Vec::new(),
+        stream,
+    }
 }
 
 #[cfg(test)]
