@@ -22,6 +22,7 @@ use super::release::{Item, Record};
 use super::storage::StorageError;
 use super::wait::{Goal, Judge, Target, WaitError, Watcher, human};
 use crate::model::kinds::install_rank;
+use crate::plan::Wait;
 
 /// How a run behaves.
 #[derive(Clone, Debug)]
@@ -775,21 +776,16 @@ impl Runner {
             let mut readiness = Vec::with_capacity(indexes.len());
             for &i in indexes {
                 let item = &record.items[i];
-                let r = match goal {
-                    Some(goal) => {
-                        super::judge::readiness_of(&item.object, goal, self.settings.wait_for_jobs)
-                            .map(Some)
-                    }
-                    None => super::judge::readiness_for(
-                        &item.object,
-                        record.wait_of(i),
-                        self.settings.wait_for_jobs,
-                    ),
-                }
-                .map_err(|message| RunError::Cluster {
-                    resource: Some(self.label(item)),
-                    error: ClusterError::other(message),
-                })?;
+                let wait = match goal {
+                    Some(Goal::Complete) => &Wait::Complete,
+                    _ => record.wait_of(i),
+                };
+                let r = super::judge::readiness_for(wait, self.settings.wait_for_jobs).map_err(
+                    |message| RunError::Cluster {
+                        resource: Some(self.label(item)),
+                        error: ClusterError::other(message),
+                    },
+                )?;
                 readiness.push(r.map(Arc::new));
             }
             let goal = goal.unwrap_or(Goal::Ready);
@@ -1479,6 +1475,7 @@ mod tests {
             source: None,
             text: String::new(),
             hook: None,
+            wait: Wait::Kstatus,
         }
     }
 

@@ -8,58 +8,37 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::wait::{Goal, Judge, Target, Verdict};
+use super::wait::{Judge, Target, Verdict};
 use crate::plan::Wait;
 use crate::readiness::{
-    AllPropertiesEqual, Condition, Exists, ExprResult, Judgement, Kstatus, KstatusOptions,
-    Readiness, Status,
+    Condition, Exists, ExprResult, Judgement, Kstatus, KstatusOptions, Readiness, Status,
 };
 
 /// Judges with the shared readiness engine.
 pub struct Engine;
 
-/// The readiness an applied object declares (its `helm.sh/readiness-*` annotations), parsed
-/// once when it is applied. Hooks (run to completion) ignore those annotations: kstatus with
-/// Helm's hook readers judges them.
-pub fn readiness_of(object: &Value, goal: Goal, wait_for_jobs: bool) -> Result<Readiness, String> {
-    let options = KstatusOptions {
-        wait_for_jobs,
-        hook: false,
-    };
-    if goal == Goal::Complete {
-        return Ok(Readiness::for_hook(options));
-    }
-    Readiness::for_object(object, options).map_err(|e| e.to_string())
-}
-
-/// The readiness a plan's wait asks for (a dialect's waits); `None`: not waited for.
-pub fn readiness_for(
-    object: &Value,
-    wait: &Wait,
-    wait_for_jobs: bool,
-) -> Result<Option<Readiness>, String> {
-    Ok(Some(match wait {
-        Wait::Ready => readiness_of(object, Goal::Ready, wait_for_jobs)?,
-        Wait::Complete => readiness_of(object, Goal::Complete, wait_for_jobs)?,
-        Wait::Status => Readiness::Kstatus(Kstatus {
+/// The readiness a wait asks for (decided by the plan: HIP-0025's or a dialect's); `None`: not
+/// waited for. A hook's wait ([`Wait::Complete`]) is Helm's hook readers' kstatus.
+pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readiness>, String> {
+    let kstatus = |wait_for_jobs| {
+        Readiness::Kstatus(Kstatus {
             options: KstatusOptions {
-                wait_for_jobs: true,
+                wait_for_jobs,
                 hook: false,
             },
+        })
+    };
+    Ok(Some(match wait {
+        Wait::Kstatus => kstatus(wait_for_jobs),
+        Wait::Custom(custom) => Readiness::Custom(custom.clone()),
+        Wait::Unusable(why) => return Err(why.clone()),
+        Wait::Complete => Readiness::for_hook(KstatusOptions {
+            wait_for_jobs,
+            hook: true,
         }),
+        Wait::Status => kstatus(true),
         Wait::Exists => Readiness::Exists(Exists),
-        Wait::Properties(pairs) => match AllPropertiesEqual::parse(pairs) {
-            Ok(Some(p)) => Readiness::Properties(p),
-            Ok(None) => return Ok(None),
-            Err((i, e)) => {
-                return Err(format!(
-                    "property {:?} cannot be read: {} (at byte {} of the path)",
-                    pairs.get(i).map(|(p, _)| p.as_str()).unwrap_or_default(),
-                    e.message,
-                    e.offset
-                ));
-            }
-        },
+        Wait::Properties(pairs) => Readiness::Properties(pairs.clone()),
         Wait::None => return Ok(None),
     }))
 }

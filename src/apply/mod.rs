@@ -735,9 +735,11 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<(String, 
                     Err(e) => format!("unknown: {e}"),
                     Ok(None) => "missing".to_owned(),
                     Ok(Some(live)) => {
-                        match judge::readiness_of(&item.object, wait::Goal::Ready, false) {
+                        // HIP-0025's readiness, whatever the dialect waited for.
+                        match judge::readiness_for(&item.wait, false) {
                             Err(e) => format!("unknown: {e}"),
-                            Ok(readiness) => {
+                            Ok(None) => "not waited for".to_owned(),
+                            Ok(Some(readiness)) => {
                                 let target = wait::Target {
                                     kind,
                                     namespace: ns,

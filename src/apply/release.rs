@@ -36,6 +36,9 @@ pub struct Item {
     /// The document as rendered, without its `# Source:` line: what the manifest keeps.
     pub text: String,
     pub hook: Option<HookInfo>,
+    /// HIP-0025's wait for it ([`crate::plan::wait::hip`]), decided from the model it was read
+    /// from; a dialect's own wait ([`Record::waits`]) overrides it.
+    pub wait: Wait,
 }
 
 impl Item {
@@ -128,7 +131,8 @@ pub struct Record {
     /// The dialect whose order and waits the plan follows (`None`: HIP-0025). A dialect's
     /// steps may hold hooks, applied as the tool applies them.
     pub dialect: Option<String>,
-    /// How each item is waited for when it is not [`Wait::Ready`] (by index into `items`).
+    /// How each item is waited for when its dialect says (by index into `items`); the others
+    /// wait as HIP-0025 says ([`Item::wait`]).
     pub waits: BTreeMap<usize, Wait>,
     /// Objects outside the release each item waits to exist before it is applied.
     pub external: BTreeMap<usize, Vec<External>>,
@@ -237,11 +241,14 @@ impl Record {
             .collect();
     }
 
-    /// How an item is waited for once applied.
+    /// How an item is waited for once applied: the dialect's wait, else HIP-0025's.
     #[must_use]
     pub fn wait_of(&self, index: usize) -> &Wait {
-        const READY: Wait = Wait::Ready;
-        self.waits.get(&index).unwrap_or(&READY)
+        const KSTATUS: Wait = Wait::Kstatus;
+        self.waits
+            .get(&index)
+            .or_else(|| self.items.get(index).map(|item| &item.wait))
+            .unwrap_or(&KSTATUS)
     }
 
     /// The manifest Helm keeps: every non-hook object as rendered, each after its `# Source:`
@@ -563,6 +570,7 @@ fn from_model(
             source: doc.source_path.clone(),
             text: without_source_line(&raw),
             hook,
+            wait: crate::plan::wait::hip(resource),
         });
     }
     let pick = |docs: &[usize]| -> Vec<usize> {
@@ -640,8 +648,7 @@ fn from_model(
             if model.documents[*doc].placement == Placement::Crd {
                 continue;
             }
-            let wait = plan.wait_of(*doc);
-            if *wait != Wait::Ready {
+            if let Some(wait) = plan.waits.get(doc) {
                 record.waits.insert(i, wait.clone());
             }
             if let Some(external) = plan.external.get(doc) {

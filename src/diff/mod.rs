@@ -228,29 +228,17 @@ fn resource_ref(model: &Model, doc: DocId) -> Option<ResourceRef> {
     })
 }
 
-/// The expressions of a readiness annotation that could be read.
-fn expressions(
-    l: Option<&crate::model::annotations::Spanned<crate::model::annotations::NameList>>,
-) -> Option<&Vec<String>> {
-    l.and_then(|s| s.value.as_ref().ok())
-}
-
-/// The wait of a resource as a sequenced install judges it (SPEC §3): custom expressions only
-/// when both annotations are present and non-empty, never on a hook.
+/// The wait of a resource as a sequenced install judges it: HIP-0025's, as the planner decides
+/// it ([`crate::plan::wait::hip`]); a hook's run to completion shows as kstatus, and so does
+/// readiness that cannot be used (lint reports it; `apply` stops there).
 fn wait_of(model: &Model, doc: DocId) -> Wait {
-    let Some(r) = model.resource(doc) else {
-        return Wait::Kstatus;
+    let texts = |list: &[crate::readiness::expr::Expression]| {
+        list.iter().map(|e| e.text().to_owned()).collect()
     };
-    if r.hook.is_some() {
-        return Wait::Kstatus;
-    }
-    match (
-        expressions(r.seq.readiness_success.as_ref()),
-        expressions(r.seq.readiness_failure.as_ref()),
-    ) {
-        (Some(s), Some(f)) if !s.is_empty() && !f.is_empty() => Wait::Custom {
-            success: s.clone(),
-            failure: f.clone(),
+    match model.resource(doc).map(crate::plan::wait::hip) {
+        Some(crate::plan::Wait::Custom(custom)) => Wait::Custom {
+            success: texts(custom.success()),
+            failure: texts(custom.failure()),
         },
         _ => Wait::Kstatus,
     }

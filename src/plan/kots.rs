@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 
 use crate::model::{Content, DocId, Model};
 use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step, Wait};
+use crate::readiness::PropertyPair;
 
 /// KOTS's `KindCreationOrder` (`pkg/operator/client/resource.go`, "inspired by Helm v3.15.4"):
 /// Helm's install order without its last two kinds (the webhook configurations).
@@ -138,13 +139,22 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
 /// readiness when asked, else nothing.
 fn wait_of(r: &crate::model::Resource) -> Wait {
     if !r.kots.wait_for_properties.is_empty() {
-        Wait::Properties(
-            r.kots
-                .wait_for_properties
-                .iter()
-                .map(|p| (p.path.value.clone(), p.value.value.clone()))
-                .collect(),
-        )
+        // A pair KOTS refuses (its path does not parse) aborts the deploy at this object.
+        let mut pairs = Vec::with_capacity(r.kots.wait_for_properties.len());
+        for p in &r.kots.wait_for_properties {
+            let Some(path) = &p.jsonpath else {
+                return Wait::Unusable(format!(
+                    "property {:?} cannot be read: KOTS refuses the pair",
+                    p.path.value
+                ));
+            };
+            pairs.push(PropertyPair::parsed(
+                p.path.value.clone(),
+                path.clone(),
+                p.value.value.clone(),
+            ));
+        }
+        Wait::properties(pairs)
     } else if r.kots.wait_for_ready {
         Wait::kots_ready(&r.id.kind)
     } else {

@@ -250,7 +250,7 @@ pub struct Plan {
     /// sync phase, `SyncFail` hooks), in input order. Always empty for HIP.
     pub not_installed: Vec<DocId>,
     /// How `apply` waits for each resource, as the plan's tool waits ([`wait`]); a resource
-    /// without an entry gets [`Wait::Ready`] (HIP-0025's rule). Always empty for HIP.
+    /// without an entry waits as HIP-0025 says ([`wait::hip`]). Always empty for HIP.
     pub waits: BTreeMap<DocId, Wait>,
     /// Objects outside the release each resource waits to **exist** before it is applied
     /// (werf's external dependencies), in the order they are written. Always empty for HIP.
@@ -261,11 +261,14 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// How `apply` waits for a resource once it is applied.
+    /// How `apply` waits for a resource once it is applied: the dialect's wait, else
+    /// HIP-0025's ([`wait::hip`]); `None` for a document that is not a resource.
     #[must_use]
-    pub fn wait_of(&self, doc: DocId) -> &Wait {
-        const READY: Wait = Wait::Ready;
-        self.waits.get(&doc).unwrap_or(&READY)
+    pub fn wait_of(&self, model: &Model, doc: DocId) -> Option<Wait> {
+        match self.waits.get(&doc) {
+            Some(wait) => Some(wait.clone()),
+            None => model.resource(doc).map(wait::hip),
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! What `apply` waits for, per resource: the wait policy a dialect planner fills in beside its
 //! steps ([`super::Plan::waits`], [`super::Plan::external`]) so that `apply --dialect` waits
-//! where and as that tool waits, with the one readiness engine.
+//! where and as that tool waits, with the one readiness engine; HIP-0025's own wait comes from
+//! [`hip`], and [`super::Plan::wait_of`] gives either.
 //!
 //! A plan's steps say *when* a resource may be applied (after the steps it waits for are
 //! done); its wait says what "done" means for that resource. A resource with no entry in
-//! `waits` gets [`Wait::Ready`], HIP-0025's rule, so a planner that fills nothing waits as
-//! HIP does. What each tool waits for:
+//! `waits` gets HIP-0025's wait ([`hip`]), so a planner that fills nothing waits as HIP does.
+//! What each tool waits for:
 //!
 //! - werf/nelm (DIALECTS.md §1.5): every resource of a weight before the next weight, as
 //!   kubedog tracks it ([`Wait::Status`]; hooks [`Wait::Complete`]);
@@ -21,20 +22,34 @@
 //! - kapp (§3.3): [`Wait::Status`]; `kapp.k14s.io/disable-wait` is [`Wait::None`]; an object
 //!   marked `kapp.k14s.io/exists` is never applied (`not_installed`) and becomes an
 //!   [`External`] of the resources ordered after it.
-//! - the draft HIP: [`Wait::Ready`], as HIP-0025 (no entry needed).
+//! - the draft HIP: as HIP-0025 (no entry needed).
 //!
 //! `crds/` documents are Helm's whatever the dialect: created first, waited established.
 
 use serde::{Deserialize, Serialize};
 
-/// How `apply` waits for one resource once it is applied.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "wait", content = "pairs")]
+use crate::model::Resource;
+use crate::model::annotations::{AnnotationValue, NameList, Spanned};
+use crate::readiness::expr::Expression;
+use crate::readiness::{AllPropertiesEqual, Custom, ExprKind, PropertyPair, parse_expressions};
+
+/// How `apply` waits for one resource once it is applied: decided once, by the planner (a
+/// dialect's rule) or by [`hip`] (HIP-0025's), from the model's parsed annotations, and
+/// carried as it is to `apply`, `diff`, `status` and the release record. Nothing downstream
+/// reads a readiness annotation again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Stored", into = "Stored")]
 pub enum Wait {
-    /// HIP-0025: custom readiness expressions when both annotations are set, else kstatus; a
-    /// Helm hook runs to completion.
-    #[default]
-    Ready,
+    /// HIP-0025 without custom readiness: kstatus; a Job counts only once Complete with
+    /// `--wait-for-jobs` (Helm's flag).
+    Kstatus,
+    /// HIP-0025 custom readiness: both annotations hold expressions, parsed by the parser
+    /// lint validated them with.
+    Custom(Custom),
+    /// Readiness annotations that cannot be used (not a list of expressions, an expression
+    /// that does not parse, a property KOTS refuses): the deploy stops at the resource's step
+    /// with this message, before anything of the step is sent.
+    Unusable(String),
     /// kstatus alone (the tool reads no HIP readiness annotations), a Job only once it is
     /// Complete: how werf (kubedog), Argo CD (health) and kapp wait for a workload.
     Status,
@@ -44,7 +59,7 @@ pub enum Wait {
     Exists,
     /// Every `path=value` pair holds, each path read on the whole object and printed as
     /// kubectl prints it, compared as exact text (KOTS `kots.io/wait-for-properties`).
-    Properties(Vec<(String, String)>),
+    Properties(AllPropertiesEqual),
     /// Applied, never waited for.
     None,
 }
@@ -54,16 +69,139 @@ impl Wait {
     #[must_use]
     pub fn describe(&self) -> String {
         match self {
-            Wait::Ready => "ready".to_owned(),
+            Wait::Kstatus => "ready".to_owned(),
+            Wait::Custom(_) => "ready (custom readiness)".to_owned(),
+            Wait::Unusable(why) => format!("unusable readiness: {why}"),
             Wait::Status => "ready (kstatus, Jobs complete)".to_owned(),
             Wait::Complete => "complete".to_owned(),
             Wait::Exists => "exists".to_owned(),
-            Wait::Properties(pairs) => {
-                let pairs: Vec<String> = pairs.iter().map(|(p, v)| format!("{p}={v}")).collect();
+            Wait::Properties(p) => {
+                let pairs: Vec<String> = p.pairs().iter().map(PropertyPair::text).collect();
                 format!("properties {}", pairs.join(","))
             }
             Wait::None => "not waited".to_owned(),
         }
+    }
+
+    /// `path=value` pairs a planner read, as a wait: [`Wait::None`] for no pair (KOTS waits
+    /// for nothing then).
+    #[must_use]
+    pub fn properties(pairs: Vec<PropertyPair>) -> Wait {
+        AllPropertiesEqual::new(pairs).map_or(Wait::None, Wait::Properties)
+    }
+}
+
+/// HIP-0025's wait for one resource (SPEC §3), the one place that decides it: a hook runs to
+/// completion (its readiness annotations are ignored, as Helm's hook readers ignore them);
+/// custom readiness when both `helm.sh/readiness-success` and `-failure` hold expressions;
+/// kstatus otherwise (one side alone, or none). A blank annotation counts as absent.
+#[must_use]
+pub fn hip(resource: &Resource) -> Wait {
+    if resource.hook.is_some() {
+        return Wait::Complete;
+    }
+    let side = |kind: ExprKind,
+                list: Option<&Spanned<NameList>>|
+     -> Result<Vec<Expression>, String> {
+        let key = kind.annotation();
+        let blank = resource
+            .annotations
+            .iter()
+            .rev()
+            .find(|a| a.key == key)
+            .is_some_and(|a| matches!(&a.value, AnnotationValue::Str(s) if s.trim().is_empty()));
+        let Some(list) = list.filter(|_| !blank) else {
+            return Ok(Vec::new());
+        };
+        let texts = list.value.as_ref().map_err(|e| {
+            let hint = e
+                .suggestion()
+                .map(|s| format!("; write it as {s}"))
+                .unwrap_or_default();
+            format!("{key}: {}{hint}", e.describe())
+        })?;
+        parse_expressions(kind, texts)
+            .map_err(|e| format!("{key}[{}]: {}", e.index.unwrap_or(0), e.message))
+    };
+    let read = side(ExprKind::Success, resource.seq.readiness_success.as_ref()).and_then(|s| {
+        side(ExprKind::Failure, resource.seq.readiness_failure.as_ref()).map(|f| (s, f))
+    });
+    match read {
+        Err(why) => Wait::Unusable(why),
+        Ok((success, failure)) => Custom::new(success, failure).map_or(Wait::Kstatus, Wait::Custom),
+    }
+}
+
+/// How a wait is written in a release record: a tag and, for properties, the pairs as
+/// written (read back through the same parser).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "wait", content = "pairs")]
+enum Stored {
+    Kstatus,
+    Custom {
+        success: Vec<String>,
+        failure: Vec<String>,
+    },
+    Unusable(String),
+    Status,
+    Complete,
+    Exists,
+    Properties(Vec<(String, String)>),
+    None,
+}
+
+impl From<Wait> for Stored {
+    fn from(wait: Wait) -> Self {
+        let texts = |list: &[Expression]| list.iter().map(|e| e.text().to_owned()).collect();
+        match wait {
+            Wait::Kstatus => Stored::Kstatus,
+            Wait::Custom(c) => Stored::Custom {
+                success: texts(c.success()),
+                failure: texts(c.failure()),
+            },
+            Wait::Unusable(why) => Stored::Unusable(why),
+            Wait::Status => Stored::Status,
+            Wait::Complete => Stored::Complete,
+            Wait::Exists => Stored::Exists,
+            Wait::Properties(p) => Stored::Properties(
+                p.pairs()
+                    .iter()
+                    .map(|p| (p.path_text.clone(), p.value.clone()))
+                    .collect(),
+            ),
+            Wait::None => Stored::None,
+        }
+    }
+}
+
+impl TryFrom<Stored> for Wait {
+    type Error = String;
+
+    fn try_from(stored: Stored) -> Result<Self, String> {
+        Ok(match stored {
+            Stored::Kstatus => Wait::Kstatus,
+            Stored::Custom { success, failure } => {
+                let success =
+                    parse_expressions(ExprKind::Success, &success).map_err(|e| e.message)?;
+                let failure =
+                    parse_expressions(ExprKind::Failure, &failure).map_err(|e| e.message)?;
+                Custom::new(success, failure).map_or(Wait::Kstatus, Wait::Custom)
+            }
+            Stored::Unusable(why) => Wait::Unusable(why),
+            Stored::Status => Wait::Status,
+            Stored::Complete => Wait::Complete,
+            Stored::Exists => Wait::Exists,
+            Stored::Properties(pairs) => match AllPropertiesEqual::parse(&pairs) {
+                Ok(p) => p.map_or(Wait::None, Wait::Properties),
+                Err((i, e)) => Wait::Unusable(format!(
+                    "property {:?} cannot be read: {} (at byte {} of the path)",
+                    pairs.get(i).map(|(p, _)| p.as_str()).unwrap_or_default(),
+                    e.message,
+                    e.offset
+                )),
+            },
+            Stored::None => Wait::None,
+        })
     }
 }
 
@@ -242,7 +380,7 @@ mod tests {
                     "{}/{}={}",
                     r.id.kind,
                     r.id.name,
-                    plan.wait_of(d).describe()
+                    plan.wait_of(model, d)?.describe()
                 ))
             })
             .collect()
@@ -373,12 +511,74 @@ mod tests {
         assert_eq!(Wait::kots_ready("Certificate"), Wait::Exists);
     }
 
+    fn annotated(annotations: &str) -> Model {
+        load_stream(
+            "s",
+            doc("Job", "j", annotations).into_bytes(),
+            crate::parse::Limits::default(),
+        )
+    }
+
+    fn hip_of(annotations: &str) -> Wait {
+        let model = annotated(annotations);
+        hip(model.resource(0).expect("a resource"))
+    }
+
+    #[test]
+    fn hip_decides_custom_readiness_only_with_both_sides_and_never_on_a_hook() {
+        let success = "\n    helm.sh/readiness-success: '[\"{.succeeded} == 1\"]'";
+        let failure = "\n    helm.sh/readiness-failure: '[\"{.failed} >= 1\"]'";
+        let Wait::Custom(custom) = hip_of(&format!("{success}{failure}")) else {
+            panic!("custom readiness expected");
+        };
+        assert_eq!(custom.success()[0].text(), "{.succeeded} == 1");
+        assert_eq!(custom.failure()[0].text(), "{.failed} >= 1");
+        assert_eq!(hip_of(success), Wait::Kstatus);
+        assert_eq!(
+            hip_of(&format!("{success}\n    helm.sh/readiness-failure: ' '")),
+            Wait::Kstatus
+        );
+        assert_eq!(hip_of(""), Wait::Kstatus);
+        let hook = format!("{success}{failure}\n    helm.sh/hook: pre-install");
+        assert_eq!(hip_of(&hook), Wait::Complete);
+        // The record keeps the expressions as written and reads them back parsed.
+        let w = hip_of(&format!("{success}{failure}"));
+        let json = serde_json::to_value(&w).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"wait": "custom", "pairs":
+                {"success": ["{.succeeded} == 1"], "failure": ["{.failed} >= 1"]}})
+        );
+        assert_eq!(serde_json::from_value::<Wait>(json).expect("reads back"), w);
+    }
+
+    #[test]
+    fn hip_readiness_that_cannot_be_used_is_unusable_with_the_reason() {
+        let failure = "\n    helm.sh/readiness-failure: '[\"{.failed} >= 1\"]'";
+        let Wait::Unusable(why) = hip_of(&format!(
+            "\n    helm.sh/readiness-success: '{{.succeeded}} == 1'{failure}"
+        )) else {
+            panic!("unusable expected");
+        };
+        assert!(why.starts_with("helm.sh/readiness-success: "), "{why}");
+        let Wait::Unusable(why) = hip_of(&format!(
+            "\n    helm.sh/readiness-success: '[\"{{.succeeded}}==1\"]'{failure}"
+        )) else {
+            panic!("unusable expected");
+        };
+        assert!(
+            why.starts_with("helm.sh/readiness-success[0]: invalid success expression: "),
+            "{why}"
+        );
+    }
+
     #[test]
     fn hip_plans_wait_as_hip_and_waits_serialize_tagged() {
         let (model, plan) = planned(&doc("ConfigMap", "a", ""), Dialect::Hip);
         assert!(plan.waits.is_empty());
         assert_eq!(waits(&model, &plan), ["ConfigMap/a=ready"]);
-        let w = Wait::Properties(vec![(".status.ready".into(), "true".into())]);
+        let pair = PropertyPair::new(".status.ready", "true").expect("parses");
+        let w = Wait::properties(vec![pair]);
         let json = serde_json::to_value(&w).expect("serializes");
         assert_eq!(
             json,

@@ -61,6 +61,16 @@ impl PropertyPair {
         })
     }
 
+    /// A pair whose path was parsed already (`{ <path> }`, as [`PropertyPair::new`] parses it).
+    #[must_use]
+    pub fn parsed(path_text: String, path: JsonPath, value: String) -> Self {
+        Self {
+            path_text,
+            path,
+            value,
+        }
+    }
+
     /// `path=value`, as written in the annotation.
     #[must_use]
     pub fn text(&self) -> String {

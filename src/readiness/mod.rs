@@ -391,19 +391,6 @@ impl Readiness {
             },
         })
     }
-
-    /// Whether only one of the two annotations is set (custom readiness then does not apply).
-    #[must_use]
-    pub fn one_sided(object: &Value) -> Option<ExprKind> {
-        let set = |kind: ExprKind| {
-            annotation_expressions(object, kind).is_ok_and(|list| !list.is_empty())
-        };
-        match (set(ExprKind::Success), set(ExprKind::Failure)) {
-            (true, false) => Some(ExprKind::Success),
-            (false, true) => Some(ExprKind::Failure),
-            _ => None,
-        }
-    }
 }
 
 /// Whether an object is a Helm hook: `helm.sh/hook` is set (Helm treats the key's presence
@@ -504,7 +491,6 @@ mod tests {
             r.judge(&one, SystemTime::UNIX_EPOCH).engine,
             Engine::Kstatus
         );
-        assert_eq!(Readiness::one_sided(&one), Some(ExprKind::Success));
     }
 
     #[test]

@@ -403,9 +403,16 @@ fn install_with_wait(ns: &Ns, text: &str, wait: chartseq::plan::Wait) -> Result<
     })
 }
 
+/// KOTS' `kots.io/wait-for-properties` pairs as a wait.
+fn properties(pairs: &[(String, String)]) -> chartseq::plan::Wait {
+    let parsed = chartseq::readiness::AllPropertiesEqual::parse(pairs)
+        .expect("the paths parse")
+        .expect("pairs are given");
+    chartseq::plan::Wait::Properties(parsed)
+}
+
 #[test]
 fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
-    use chartseq::plan::Wait;
     let Some(ns) = Ns::new("props") else { return };
     let (group, text) = widgets(&ns);
     let _crd = Crd(&ns, group.clone());
@@ -414,7 +421,7 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
         (".spec.size".to_owned(), "1".to_owned()),
     ];
     let operator = operate(&ns, &group);
-    install_with_wait(&ns, &text, Wait::Properties(pairs)).expect("installs");
+    install_with_wait(&ns, &text, properties(&pairs)).expect("installs");
     operator.join().expect("the operator thread ends");
     // The ConfigMap of the next weight waited for the status write that made every pair hold.
     let audit = ns.audit();
@@ -436,7 +443,7 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
         (".spec.size".to_owned(), "01".to_owned()),
     ];
     let operator = operate(&ns, &group);
-    let err = install_with_wait(&ns, &text, Wait::Properties(never)).expect_err("times out");
+    let err = install_with_wait(&ns, &text, properties(&never)).expect_err("times out");
     operator.join().expect("the operator thread ends");
     assert!(
         err.contains("Widget/w") && err.contains(".spec.size=01 (success): observed \"1\""),
@@ -450,7 +457,7 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
     };
     let (group, text) = widgets(&ns);
     let _crd = Crd(&ns, group);
-    install_with_wait(&ns, &text, Wait::Exists).expect("installs");
+    install_with_wait(&ns, &text, chartseq::plan::Wait::Exists).expect("installs");
     let audit = ns.audit();
     assert!(status_writes(&audit).is_empty(), "{audit}");
     assert!(audit.written("ConfigMap", "consumer"), "{audit}");
