@@ -21,8 +21,9 @@ use super::ownership::{self, Decision, Known, Owner};
 use super::release::{Item, Record};
 use super::storage::StorageError;
 use super::wait::{Goal, Judge, Target, WaitError, Watcher, human};
+use crate::model::argo::DeletePolicy;
 use crate::model::kinds::install_rank;
-use crate::plan::Wait;
+use crate::plan::{Dialect, Wait};
 
 /// How a run behaves.
 #[derive(Clone, Debug)]
@@ -430,13 +431,12 @@ impl Runner {
     pub async fn delete_generated_hooks(&self, record: &Record, succeeded: bool) {
         let created = std::mem::take(&mut *lock(&self.generated));
         for (index, target) in created {
-            let policies = argo_delete_policies(&record.items[index].object);
             let wanted = if succeeded {
-                "HookSucceeded"
+                DeletePolicy::HookSucceeded
             } else {
-                "HookFailed"
+                DeletePolicy::HookFailed
             };
-            if !policies.iter().any(|p| p == wanted) {
+            if !record.items[index].argo_delete_policies.contains(&wanted) {
                 continue;
             }
             // Best effort: the outcome of the run is already decided.
@@ -821,7 +821,7 @@ impl Runner {
         label: &str,
         indexes: &[usize],
     ) -> Result<(), RunError> {
-        let argo = record.dialect.as_deref() == Some("argo");
+        let argo = record.dialect == Some(Dialect::Argo);
         let hooks: Vec<usize> = indexes
             .iter()
             .copied()
@@ -833,7 +833,13 @@ impl Runner {
                             .iter()
                             .any(|p| p == "before-hook-creation")
                 });
-                helm || (argo && argo_recreates(&item.object))
+                // Argo CD's `BeforeHookCreation`; a hook named by `generateName` is new on every
+                // run: nothing to delete.
+                helm || (argo
+                    && !is_generated(&item.object)
+                    && item
+                        .argo_delete_policies
+                        .contains(&DeletePolicy::BeforeHookCreation))
             })
             .collect();
         if !hooks.is_empty() {
@@ -1377,53 +1383,6 @@ fn is_generated(object: &Value) -> bool {
         && meta["generateName"].as_str().is_some_and(|g| !g.is_empty())
 }
 
-/// An Argo CD hook's delete policies as Argo CD reads them: `argocd.argoproj.io/hook-delete-policy`
-/// and Helm's `helm.sh/hook-delete-policy` mapped (`hook/delete_policy.go`), default
-/// `BeforeHookCreation`.
-fn argo_delete_policies(object: &Value) -> Vec<String> {
-    let annotations = &object["metadata"]["annotations"];
-    let mut policies: Vec<String> = Vec::new();
-    let split = |key: &str| -> Vec<String> {
-        annotations[key]
-            .as_str()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    policies.extend(split("argocd.argoproj.io/hook-delete-policy"));
-    for helm in split("helm.sh/hook-delete-policy") {
-        let argo = match helm.as_str() {
-            "before-hook-creation" => "BeforeHookCreation",
-            "hook-succeeded" => "HookSucceeded",
-            "hook-failed" => "HookFailed",
-            _ => continue,
-        };
-        policies.push(argo.to_owned());
-    }
-    if policies.is_empty() {
-        policies.push("BeforeHookCreation".to_owned());
-    }
-    policies
-}
-
-/// An Argo CD hook whose delete policy (`argocd.argoproj.io/hook-delete-policy`, default
-/// `BeforeHookCreation`) recreates it on every sync. One named by `generateName` is new on
-/// every sync: nothing to delete.
-fn argo_recreates(object: &Value) -> bool {
-    let annotations = &object["metadata"]["annotations"];
-    if annotations.get("argocd.argoproj.io/hook").is_none() || is_generated(object) {
-        return false;
-    }
-    annotations["argocd.argoproj.io/hook-delete-policy"]
-        .as_str()
-        .is_none_or(|p| {
-            p.trim().is_empty() || p.split(',').any(|p| p.trim() == "BeforeHookCreation")
-        })
-}
-
 /// The uninstall order of a record, the exact reverse of install (SPEC §2): plan steps
 /// reversed and the resources inside each step reversed (reverse kind order, reverse input
 /// order), then the hooks in reverse, and nothing of `crds/` (Helm never deletes CRDs).
@@ -1476,6 +1435,7 @@ mod tests {
             text: String::new(),
             hook: None,
             wait: Wait::Kstatus,
+            argo_delete_policies: Vec::new(),
         }
     }
 

@@ -18,8 +18,9 @@ use serde_json::{Map, Value, json};
 
 use super::deploy::Report;
 use crate::model::annotations::DEPENDS_ON_GROUPS;
+use crate::model::argo::DeletePolicy;
 use crate::model::{Content, Model, Placement};
-use crate::plan::{External, Plan, Wait};
+use crate::plan::{Dialect, External, Plan, Wait};
 
 /// One object of the release.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,8 @@ pub struct Item {
     /// HIP-0025's wait for it ([`crate::plan::wait::hip`]), decided from the model it was read
     /// from; a dialect's own wait ([`Record::waits`]) overrides it.
     pub wait: Wait,
+    /// When Argo CD deletes it, if Argo CD reads it as a hook (empty otherwise).
+    pub argo_delete_policies: Vec<DeletePolicy>,
 }
 
 impl Item {
@@ -130,7 +133,7 @@ pub struct Record {
     pub labels: BTreeMap<String, String>,
     /// The dialect whose order and waits the plan follows (`None`: HIP-0025). A dialect's
     /// steps may hold hooks, applied as the tool applies them.
-    pub dialect: Option<String>,
+    pub dialect: Option<Dialect>,
     /// How each item is waited for when its dialect says (by index into `items`); the others
     /// wait as HIP-0025 says ([`Item::wait`]).
     pub waits: BTreeMap<usize, Wait>,
@@ -309,7 +312,7 @@ impl Record {
         if self.plan_recorded {
             let mut own = json!({"steps": self.steps});
             if let Some(dialect) = &self.dialect {
-                own["dialect"] = json!(dialect);
+                own["dialect"] = json!(dialect.name());
                 own["waits"] = json!(self.waits.iter().collect::<Vec<_>>());
                 own["external"] = json!(self.external.iter().collect::<Vec<_>>());
             }
@@ -361,17 +364,19 @@ impl Record {
             crate::parse::Limits::default(),
         );
         let plan = crate::plan::plan(&model).ok();
+        let own = release.remove("chartseq");
+        let dialect = match own.as_ref().and_then(|o| o["dialect"].as_str()) {
+            None => None,
+            Some(order) => Some(Dialect::from_name(order).ok_or_else(|| {
+                format!(
+                    "release {name} revision {revision}: recorded in an unknown order {order:?}"
+                )
+            })?),
+        };
         // A release applied in Argo CD's order holds its hooks named by `generateName`.
-        let argo = release
-            .get("chartseq")
-            .is_some_and(|o| o["dialect"].as_str() == Some(crate::plan::Dialect::Argo.name()));
+        let argo = dialect == Some(Dialect::Argo);
         let mut record = from_model(&model, plan.as_ref(), &name, &namespace, false, argo)
             .map_err(|e| format!("release {name} revision {revision}: {e}"))?;
-        let own = release.remove("chartseq");
-        let dialect = own
-            .as_ref()
-            .and_then(|o| o["dialect"].as_str())
-            .map(str::to_owned);
         let recorded: Option<Vec<RecordedStep>> = own
             .as_ref()
             .and_then(|o| serde_json::from_value::<Vec<RecordedStep>>(o["steps"].clone()).ok())
@@ -571,6 +576,11 @@ fn from_model(
             text: without_source_line(&raw),
             hook,
             wait: crate::plan::wait::hip(resource),
+            argo_delete_policies: if resource.argo.is_hook {
+                resource.argo.delete_policies.clone()
+            } else {
+                Vec::new()
+            },
         });
     }
     let pick = |docs: &[usize]| -> Vec<usize> {
@@ -642,7 +652,7 @@ fn from_model(
         external: BTreeMap::new(),
     };
     if let Some(plan) = plan.filter(|p| p.dialect.release_wide()) {
-        record.dialect = Some(plan.dialect.name().to_owned());
+        record.dialect = Some(plan.dialect);
         for (doc, &i) in &by_doc {
             // `crds/` documents are Helm's whatever the dialect: waited established.
             if model.documents[*doc].placement == Placement::Crd {

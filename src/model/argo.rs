@@ -14,11 +14,37 @@
 //! Go's `GetAnnotations` returns no annotations at all when one value is not a string, so such
 //! an object is read as unannotated.
 
-use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Spanned};
+use super::annotations::{Annotation, HOOK, HOOK_DELETE_POLICY, HOOK_WEIGHT, Spanned};
 use crate::source::Loc;
 
 pub const SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
 pub const ARGO_HOOK: &str = "argocd.argoproj.io/hook";
+pub const ARGO_HOOK_DELETE_POLICY: &str = "argocd.argoproj.io/hook-delete-policy";
+
+/// When Argo CD deletes a hook (`common.HookDeletePolicy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeletePolicy {
+    /// Deleted before the next run creates it again (the default).
+    BeforeHookCreation,
+    /// Deleted once it succeeded.
+    HookSucceeded,
+    /// Deleted once it failed.
+    HookFailed,
+}
+
+impl DeletePolicy {
+    /// Argo CD's exact names, then Helm's, which Argo CD maps (`hook/helm/delete_policy.go`).
+    fn parse(text: &str, helm: bool) -> Option<Self> {
+        Some(match (text, helm) {
+            ("BeforeHookCreation", false) | ("before-hook-creation", true) => {
+                Self::BeforeHookCreation
+            }
+            ("HookSucceeded", false) | ("hook-succeeded", true) => Self::HookSucceeded,
+            ("HookFailed", false) | ("hook-failed", true) => Self::HookFailed,
+            _ => return None,
+        })
+    }
+}
 
 /// An Argo CD hook type (`common.HookType` and the controller's delete hooks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -118,6 +144,10 @@ pub struct Argo {
     /// The sync phases the object is applied in, in order, without duplicates. Empty for a
     /// skipped object and for a hook without a sync phase (never applied).
     pub phases: Vec<Phase>,
+    /// When a hook is deleted, as `hook.DeletePolicies` reads it: Argo CD's key, then Helm's
+    /// `helm.sh/hook-delete-policy` mapped; [`DeletePolicy::BeforeHookCreation`] when neither
+    /// names a known policy.
+    pub delete_policies: Vec<DeletePolicy>,
 }
 
 /// The `argocd.argoproj.io/hook` annotation.
@@ -157,12 +187,27 @@ impl Argo {
         };
         phases.sort_unstable();
         phases.dedup();
+        let mut delete_policies: Vec<DeletePolicy> =
+            [(ARGO_HOOK_DELETE_POLICY, false), (HOOK_DELETE_POLICY, true)]
+                .into_iter()
+                .flat_map(|(key, helm)| {
+                    let raw = find(key).map_or("", |(raw, _)| raw);
+                    csv(raw)
+                        .into_iter()
+                        .filter_map(move |p| DeletePolicy::parse(p, helm))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+        if delete_policies.is_empty() {
+            delete_policies.push(DeletePolicy::BeforeHookCreation);
+        }
         Argo {
             wave,
             hook,
             is_hook,
             skipped,
             phases,
+            delete_policies,
         }
     }
 
@@ -275,6 +320,40 @@ mod tests {
         }
         assert_eq!(atoi("9223372036854775807"), Some(i64::MAX));
         assert_eq!(atoi("9223372036854775808"), None);
+    }
+
+    #[test]
+    fn delete_policies_read_argos_key_then_helms_mapped_else_before_hook_creation() {
+        use DeletePolicy::{BeforeHookCreation, HookFailed, HookSucceeded};
+        let read = |pairs: &[(&str, &str)]| {
+            let annotations: Vec<Annotation> = pairs
+                .iter()
+                .zip(1..)
+                .map(|((k, v), at)| ann(k, v, at))
+                .collect();
+            Argo::read(&annotations).delete_policies
+        };
+        assert_eq!(read(&[(ARGO_HOOK, "PreSync")]), [BeforeHookCreation]);
+        assert_eq!(
+            read(&[(ARGO_HOOK_DELETE_POLICY, " HookSucceeded , HookFailed")]),
+            [HookSucceeded, HookFailed]
+        );
+        // Helm's names are mapped after Argo CD's; unknown names of either are dropped.
+        assert_eq!(
+            read(&[
+                (HOOK_DELETE_POLICY, "hook-failed,HookSucceeded"),
+                (ARGO_HOOK_DELETE_POLICY, "hook-succeeded,BeforeHookCreation"),
+            ]),
+            [BeforeHookCreation, HookFailed]
+        );
+        assert_eq!(
+            read(&[(HOOK_DELETE_POLICY, "hook-succeeded")]),
+            [HookSucceeded]
+        );
+        assert_eq!(
+            read(&[(ARGO_HOOK_DELETE_POLICY, "Never")]),
+            [BeforeHookCreation]
+        );
     }
 
     #[test]

@@ -186,6 +186,22 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// Every dialect, HIP-0025 first.
+    pub const ALL: [Dialect; 6] = [
+        Dialect::Hip,
+        Dialect::Argo,
+        Dialect::Werf,
+        Dialect::Kapp,
+        Dialect::Kots,
+        Dialect::Draft,
+    ];
+
+    /// The dialect of a [`Dialect::name`] (as a release record stores it).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == name)
+    }
+
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
