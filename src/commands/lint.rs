@@ -129,7 +129,7 @@ fn targets(
     }];
     paths.extend(options.more_targets.iter().cloned());
     if let Some(since) = &options.changed_since {
-        let charts = crate::lint::changed::changed_charts(since, &paths)?;
+        let charts = crate::source::discover::changed_charts(since, &paths)?;
         if charts.is_empty() {
             writeln!(
                 err,
@@ -139,7 +139,7 @@ fn targets(
         }
         paths = charts;
     } else if options.owning_charts {
-        let charts = crate::lint::changed::owning_charts(&paths);
+        let charts = crate::source::discover::owning_charts(&paths);
         if charts.is_empty() {
             return Ok(None);
         }
@@ -211,7 +211,7 @@ fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<Pa
             out.push(path);
             continue;
         }
-        let charts = crate::lint::changed::charts_under(&path);
+        let charts = crate::source::discover::charts_under(&path);
         let shown = crate::source::display_path(&path);
         if charts.is_empty() {
             if single {

@@ -2,7 +2,6 @@
 //! applies suppressions and configuration, and maps every finding to the template line a
 //! person edits ([`locate`]). Reporters in [`crate::report`] render the resulting [`Finding`]s.
 
-pub mod changed;
 pub mod config;
 mod context;
 pub mod locate;

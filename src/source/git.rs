@@ -59,7 +59,7 @@ fn git_in(dir: Option<&Path>, args: &[&str], limit: u64) -> Result<GitOutput, Er
     }
     cmd.args(args);
     let captured = read::run(&mut cmd, limit, None)
-        .map_err(|e| Error::io("cannot run git (needed to read REF:path)", &e))?
+        .map_err(|e| Error::io("cannot run git", &e))?
         .ok_or_else(|| Error::new("git did not finish"))?;
     let stdout = captured.stdout.map_err(|e| {
         e.describe(
@@ -79,6 +79,20 @@ fn git_in(dir: Option<&Path>, args: &[&str], limit: u64) -> Result<GitOutput, Er
         stdout,
         stderr,
     })
+}
+
+/// What git prints to standard output in `dir` (held to what any input may be), as text; its
+/// messages are the error when it fails.
+pub fn output(dir: &Path, args: &[&str]) -> Result<String, Error> {
+    let out = git_in(Some(dir), args, read::MAX_INPUT_BYTES)?;
+    if !out.ok {
+        return Err(Error::new(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            out.stderr
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Output of git's small answers (a hash, a path, a type): far below this.

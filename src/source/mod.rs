@@ -4,6 +4,7 @@
 //! ranges into one of these files, turned into line and column only when shown.
 
 pub mod chart;
+pub mod discover;
 pub mod git;
 pub mod helm;
 pub mod read;

@@ -1,5 +1,6 @@
-//! `chartseq lint --changed-since REF`: the charts a change touches, as a pull-request check
-//! wants them (like chart-testing's `ct lint`).
+//! Which charts to read: those under a directory that is not a chart itself, those given
+//! files belong to, and (`chartseq lint --changed-since REF`) those a change touches, as a
+//! pull-request check wants them (like chart-testing's `ct lint`).
 //!
 //! The changed files come from `git diff --name-only REF...HEAD` (the changes since the merge
 //! base, what a pull request adds) plus uncommitted ones, so a local run sees work in
@@ -9,37 +10,9 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::error::Error;
-use crate::source::{git, read};
-
-fn git(dir: &Path, args: &[&str]) -> Result<String, Error> {
-    let mut command = Command::new("git");
-    command.arg("-C").arg(dir).args(args);
-    let captured = read::run(&mut command, read::MAX_INPUT_BYTES, None)
-        .map_err(|e| Error::io("cannot run git (needed by --changed-since)", &e))?
-        .ok_or_else(|| Error::new("git did not finish"))?;
-    let what = format!("the output of `git {}`", args.join(" "));
-    let stdout = captured.stdout.map_err(|e| {
-        e.describe(
-            &what,
-            read::Cap {
-                limit: read::MAX_INPUT_BYTES,
-                raise: None,
-            },
-        )
-    })?;
-    if !captured.status.success() {
-        let stderr = captured.stderr.unwrap_or_default();
-        return Err(Error::new(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&stdout).into_owned())
-}
+use crate::source::git;
 
 /// The chart root a file belongs to, if any, not above `stop`.
 #[must_use]
@@ -103,7 +76,7 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
     } else {
         first.parent().unwrap_or(Path::new("."))
     };
-    let top = PathBuf::from(git(probe, &["rev-parse", "--show-toplevel"])?.trim());
+    let top = PathBuf::from(git::output(probe, &["rev-parse", "--show-toplevel"])?.trim());
     let top = top.canonicalize().unwrap_or(top);
     // The revision is resolved to a commit first (never passed where git could read it as an
     // option: `--output=F` would have git write a file), and only the commit goes on.
@@ -122,7 +95,7 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
         vec!["diff", "--name-only", "--no-renames", "HEAD"],
         vec!["ls-files", "--others", "--exclude-standard"],
     ] {
-        for line in git(&top, &args)?.lines().filter(|l| !l.is_empty()) {
+        for line in git::output(&top, &args)?.lines().filter(|l| !l.is_empty()) {
             files.insert(top.join(line));
         }
     }
