@@ -72,8 +72,8 @@ fn main() {
     }
 
     let now = std::time::SystemTime::now();
-    let custom =
-        Readiness::for_object(&objects[0], KstatusOptions::default()).expect("annotations parse");
+    let custom = chartseq::model::live::readiness_of(&objects[0], KstatusOptions::default())
+        .expect("annotations parse");
     measure(
         "custom readiness status (failure filter + success path)",
         n,

@@ -10,6 +10,7 @@ pub mod facts;
 pub mod kapp;
 pub mod kinds;
 pub mod kots;
+pub mod live;
 mod load;
 pub mod qualified;
 pub mod werf;

@@ -23,9 +23,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::model::annotations::{
-    AnnotationValue, HOOK, READINESS_FAILURE, READINESS_SUCCESS, parse_name_list,
-};
+use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
 pub use conditions::{AllPropertiesEqual, Exists, PropertyPair};
 use expr::Expression;
 pub use kstatus::KstatusOptions;
@@ -369,17 +367,6 @@ impl Readiness {
         }
     }
 
-    /// The readiness an object declares through its `helm.sh/readiness-*` annotations; a
-    /// hook's annotations are ignored ([`Readiness::for_hook`]).
-    pub fn for_object(object: &Value, options: KstatusOptions) -> Result<Self, ReadinessError> {
-        if is_hook(object) {
-            return Ok(Self::for_hook(options));
-        }
-        let success = annotation_expressions(object, ExprKind::Success)?;
-        let failure = annotation_expressions(object, ExprKind::Failure)?;
-        Ok(Self::new(success, failure, options))
-    }
-
     /// A hook's readiness (SPEC §3): never custom expressions, always kstatus, the way Helm's
     /// hook readers apply it (a Job must complete, a Pod must succeed).
     #[must_use]
@@ -391,68 +378,6 @@ impl Readiness {
             },
         })
     }
-}
-
-/// Whether an object is a Helm hook: `helm.sh/hook` is set (Helm treats the key's presence
-/// so; an empty or unknown event makes Helm drop the object, never sequence it).
-#[must_use]
-pub fn is_hook(object: &Value) -> bool {
-    object
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(HOOK))
-        .is_some()
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
-}
-
-/// One readiness annotation of an object read as a list of expressions; absent or blank
-/// means none.
-pub fn annotation_expressions(
-    object: &Value,
-    kind: ExprKind,
-) -> Result<Vec<Expression>, ReadinessError> {
-    let key = kind.annotation();
-    let Some(raw) = object
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(key))
-    else {
-        return Ok(Vec::new());
-    };
-    let value = match raw {
-        Value::String(s) if s.trim().is_empty() => return Ok(Vec::new()),
-        Value::String(s) => AnnotationValue::Str(s.trim().to_owned()),
-        other => AnnotationValue::NotString {
-            what: json_kind(other),
-            json: other.clone(),
-        },
-    };
-    let texts = parse_name_list(&value).map_err(|e| {
-        let hint = e
-            .suggestion()
-            .map(|s| format!("; write it as {s}"))
-            .unwrap_or_default();
-        ReadinessError {
-            kind,
-            index: None,
-            expression: None,
-            message: format!("{key}: {}{hint}", e.describe()),
-        }
-    })?;
-    parse_expressions(kind, &texts).map_err(|mut e| {
-        e.message = format!("{key}[{}]: {}", e.index.unwrap_or(0), e.message);
-        e
-    })
 }
 
 #[cfg(test)]
@@ -477,7 +402,7 @@ mod tests {
             r#"["{.failed} >= 1"]"#,
             &json!({"succeeded": 1}),
         );
-        let r = Readiness::for_object(&both, KstatusOptions::default()).unwrap();
+        let r = crate::model::live::readiness_of(&both, KstatusOptions::default()).unwrap();
         let j = r.judge(&both, SystemTime::UNIX_EPOCH);
         assert_eq!((j.status, j.engine), (Status::Ready, Engine::Custom));
         assert_eq!(j.expressions.len(), 2);
@@ -486,7 +411,7 @@ mod tests {
         assert_eq!(r.status(&both, SystemTime::UNIX_EPOCH), Status::Ready);
 
         let one = annotated(r#"["{.succeeded} == 1"]"#, " ", &json!({"startTime": "x"}));
-        let r = Readiness::for_object(&one, KstatusOptions::default()).unwrap();
+        let r = crate::model::live::readiness_of(&one, KstatusOptions::default()).unwrap();
         assert_eq!(
             r.judge(&one, SystemTime::UNIX_EPOCH).engine,
             Engine::Kstatus
@@ -500,7 +425,7 @@ mod tests {
             r#"["{.failed} >= 1"]"#,
             &json!({"succeeded": 1, "failed": 2}),
         );
-        let r = Readiness::for_object(&obj, KstatusOptions::default()).unwrap();
+        let r = crate::model::live::readiness_of(&obj, KstatusOptions::default()).unwrap();
         assert_eq!(r.judge(&obj, SystemTime::UNIX_EPOCH).status, Status::Failed);
         assert_eq!(r.status(&obj, SystemTime::UNIX_EPOCH), Status::Failed);
         let mut no_status = obj.clone();
@@ -518,7 +443,7 @@ mod tests {
     #[test]
     fn bad_annotations_are_errors() {
         let obj = annotated("{.succeeded} == 1", r#"["{.failed} >= 1"]"#, &json!({}));
-        let e = Readiness::for_object(&obj, KstatusOptions::default()).unwrap_err();
+        let e = crate::model::live::readiness_of(&obj, KstatusOptions::default()).unwrap_err();
         assert!(
             e.message.starts_with("helm.sh/readiness-success: "),
             "{}",
@@ -529,7 +454,7 @@ mod tests {
             r#"["{.failed} >= 1"]"#,
             &json!({}),
         );
-        let e = Readiness::for_object(&obj, KstatusOptions::default()).unwrap_err();
+        let e = crate::model::live::readiness_of(&obj, KstatusOptions::default()).unwrap_err();
         let (text, err) = e.expression.unwrap();
         assert_eq!(text, "{.succeeded}==1");
         assert_eq!(err.offset, 12);

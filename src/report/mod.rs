@@ -7,6 +7,7 @@ mod human;
 pub(crate) mod json;
 mod junit;
 pub mod location;
+pub mod readiness;
 mod sarif;
 
 /// Text escapes live beside the layers that all use them; reachable here as before.

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use chartseq::readiness::clock::parse_rfc3339;
-use chartseq::readiness::{Condition, KstatusOptions, Readiness};
+use chartseq::readiness::{Condition, KstatusOptions};
 
 const FILES: [(&str, bool); 6] = [
     ("readiness/kstatus/workloads.yaml", false),
@@ -37,8 +37,8 @@ fn every_fixture_object_is_judged_as_it_expects() {
                 wait_for_jobs,
                 hook: false,
             };
-            let readiness =
-                Readiness::for_object(&object, options).expect("fixture annotations parse");
+            let readiness = chartseq::model::live::readiness_of(&object, options)
+                .expect("fixture annotations parse");
             let judgement = readiness.judge(&object, now);
             let status = annotation(&object, "chartseq.test/expect-status");
             let reason = annotation(&object, "chartseq.test/expect-reason");
