@@ -669,8 +669,8 @@ impl ReleaseArgs {
 impl ApplyArgs {
     fn settings(&self) -> Result<commands::apply::ApplySettings, commands::Failure> {
         // `--release-name` keeps its default unless given (clap refuses it beside NAME).
-        let flag = (self.input.release_name != DEFAULT_RELEASE_NAME)
-            .then(|| self.input.release_name.clone());
+        let flag = (self.input.helm.release_name != DEFAULT_RELEASE_NAME)
+            .then(|| self.input.helm.release_name.clone());
         let Some(release) = self.name.clone().or(flag) else {
             return Err(crate::error::Error::new(
                 "a release name is required: chartseq apply NAME CHART (or --release-name NAME)",
@@ -683,7 +683,7 @@ impl ApplyArgs {
             input,
             release,
             cluster: self.connection.settings(
-                self.input.namespace.as_deref(),
+                self.input.helm.namespace.as_deref(),
                 Some(&self.wait),
                 None,
             )?,
@@ -721,6 +721,16 @@ pub struct InputArgs {
     /// Chart directory or archive supplying Chart.yaml facts for a rendered stream.
     #[arg(long, value_name = "DIR")]
     pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub helm: HelmArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// How helm renders a chart: the same flags, meaning the same, in every command that renders
+/// (lint, plan, template, apply, diff, migrate).
+#[derive(Debug, Args)]
+pub struct HelmArgs {
     /// The helm binary (default: `$CHARTSEQ_HELM`, then helm on `PATH`).
     #[arg(long, value_name = "PATH")]
     pub helm: Option<PathBuf>,
@@ -746,9 +756,14 @@ pub struct InputArgs {
     /// Kubernetes version passed to helm template.
     #[arg(long = "kube-version", value_name = "VERSION")]
     pub kube_version: Option<String>,
-    /// Seconds helm template may run.
-    #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300)]
-    pub helm_timeout: u64,
+    /// Time helm template may run (Go duration: 5m, 90s; a bare number is seconds).
+    #[arg(long = "helm-timeout", value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
+    pub helm_timeout: Duration,
+}
+
+/// The caps on hostile input (README, `## Limits`).
+#[derive(Debug, Args)]
+pub struct LimitArgs {
     /// Deepest YAML nesting accepted in one document.
     #[arg(long = "max-depth", value_name = "N", default_value_t = Limits::default().max_depth)]
     pub max_depth: usize,
@@ -770,35 +785,45 @@ impl InputArgs {
     /// The settings this command line asks for.
     #[must_use]
     pub fn to_input(&self) -> Input {
-        Input {
-            target: Input::target_for(&self.target),
-            chart: self.chart.clone(),
-            helm: HelmOptions {
-                helm: self.helm.clone(),
-                release_name: self.release_name.clone(),
-                namespace: self.namespace.clone(),
-                kube_version: self.kube_version.clone(),
-                values: ValueInputs {
-                    files: self.values.clone(),
-                    set: self.set.clone(),
-                    set_string: self.set_string.clone(),
-                    reused: None,
-                    reused_defaults: None,
-                },
-                timeout: Duration::from_secs(self.helm_timeout),
-                max_output_bytes: self.max_input_bytes,
+        to_input(&self.target, self.chart.clone(), &self.helm, &self.limits)
+    }
+}
+
+/// The input of one target, rendered as `helm` says and bounded by `limits`.
+fn to_input(
+    target: &std::path::Path,
+    chart: Option<PathBuf>,
+    helm: &HelmArgs,
+    limits: &LimitArgs,
+) -> Input {
+    Input {
+        target: Input::target_for(target),
+        chart,
+        helm: HelmOptions {
+            helm: helm.helm.clone(),
+            release_name: helm.release_name.clone(),
+            namespace: helm.namespace.clone(),
+            kube_version: helm.kube_version.clone(),
+            values: ValueInputs {
+                files: helm.values.clone(),
+                set: helm.set.clone(),
+                set_string: helm.set_string.clone(),
+                reused: None,
+                reused_defaults: None,
             },
-            limits: Limits {
-                max_depth: self.max_depth,
-                max_alias_nodes: self.max_alias_nodes,
-                max_document_bytes: self.max_document_bytes,
-            },
-            chart_limits: ChartLimits {
-                max_archive_bytes: self.max_archive_bytes,
-                ..ChartLimits::default()
-            },
-            max_input_bytes: self.max_input_bytes,
-        }
+            timeout: helm.helm_timeout,
+            max_output_bytes: limits.max_input_bytes,
+        },
+        limits: Limits {
+            max_depth: limits.max_depth,
+            max_alias_nodes: limits.max_alias_nodes,
+            max_document_bytes: limits.max_document_bytes,
+        },
+        chart_limits: ChartLimits {
+            max_archive_bytes: limits.max_archive_bytes,
+            ..ChartLimits::default()
+        },
+        max_input_bytes: limits.max_input_bytes,
     }
 }
 
@@ -914,10 +939,12 @@ impl TemplateArgs {
         let mut input = self.input.to_input();
         if let Some(chart) = &self.then_chart {
             let name = self.input.target.to_string_lossy().into_owned();
-            if self.input.release_name != DEFAULT_RELEASE_NAME && self.input.release_name != name {
+            if self.input.helm.release_name != DEFAULT_RELEASE_NAME
+                && self.input.helm.release_name != name
+            {
                 return Err(crate::error::Error::new(format!(
                     "two release names: {name} (before the chart) and --release-name {}",
-                    self.input.release_name
+                    self.input.helm.release_name
                 ))
                 .into());
             }
@@ -1285,61 +1312,24 @@ pub struct DiffArgs {
     /// Configuration file for the lint rules (default: .chartseq.toml from NEW or above).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Values files for both sides, as for helm (repeatable).
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
-    pub values: Vec<PathBuf>,
+    #[command(flatten)]
+    pub helm: HelmArgs,
     /// Values files for the old side only, after --values (repeatable).
     #[arg(long = "old-values", value_name = "FILE")]
     pub old_values: Vec<PathBuf>,
     /// Values files for the new side only, after --values (repeatable).
     #[arg(long = "new-values", value_name = "FILE")]
     pub new_values: Vec<PathBuf>,
-    /// Set values on the command line for both sides, as for helm (repeatable).
-    #[arg(long, value_name = "KEY=VAL")]
-    pub set: Vec<String>,
-    /// Set string values on the command line for both sides, as for helm (repeatable).
-    #[arg(long = "set-string", value_name = "KEY=VAL")]
-    pub set_string: Vec<String>,
-    /// Release name passed to helm template.
-    #[arg(
-        long = "release-name",
-        value_name = "NAME",
-        default_value = "release-name"
-    )]
-    pub release_name: String,
-    /// Namespace passed to helm template.
-    #[arg(short = 'n', long, value_name = "NS")]
-    pub namespace: Option<String>,
-    /// Kubernetes version passed to helm template.
-    #[arg(long = "kube-version", value_name = "VERSION")]
-    pub kube_version: Option<String>,
-    /// The helm binary (default: `$CHARTSEQ_HELM`, then helm on `PATH`).
-    #[arg(long, value_name = "PATH")]
-    pub helm: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 impl DiffArgs {
     /// The validated settings of this command line.
     pub fn to_options(&self) -> Result<commands::diff::DiffOptions, commands::Failure> {
         use crate::diff::output::DiffFormat;
-        let input = InputArgs {
-            target: PathBuf::from("-"),
-            chart: None,
-            helm: self.helm.clone(),
-            values: self.values.clone(),
-            set: self.set.clone(),
-            set_string: self.set_string.clone(),
-            release_name: self.release_name.clone(),
-            namespace: self.namespace.clone(),
-            kube_version: self.kube_version.clone(),
-            helm_timeout: 300,
-            max_depth: Limits::default().max_depth,
-            max_alias_nodes: Limits::default().max_alias_nodes,
-            max_document_bytes: Limits::default().max_document_bytes,
-            max_archive_bytes: ChartLimits::default().max_archive_bytes,
-            max_input_bytes: crate::source::read::MAX_INPUT_BYTES,
-        }
-        .to_input();
+        // Each side's target is set when it is located; `-` stands for it until then.
+        let input = to_input(std::path::Path::new("-"), None, &self.helm, &self.limits);
         Ok(commands::diff::DiffOptions {
             old: self.old.clone(),
             new: self.new.clone(),
