@@ -739,6 +739,10 @@ relative to the current directory, and an existing file or directory of that nam
   chartseq diff HEAD~1:charts/web charts/web
   chartseq diff origin/main:charts/web charts/web --format markdown -o comment.md
 
+The helm flags (--values, --set, --release-name, --helm-timeout, ...) and the limits
+(--max-depth, ...) apply to both sides, as in the other commands; --old-values and --new-values
+add values files to one side.
+
 Exit status: 0 when the plans are the same, 1 when they differ, 2 when the diff could not run.";
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
