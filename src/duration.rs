@@ -146,6 +146,23 @@ mod tests {
         assert_eq!(ok("0s"), Duration::ZERO);
     }
 
+    /// What helm's `--timeout` takes, read the same by every duration flag of every command.
+    #[test]
+    fn every_form_helm_takes_reads_the_same_for_every_flag() {
+        for (text, expected) in [
+            ("300ms", Duration::from_millis(300)),
+            ("5m", Duration::from_secs(300)),
+            ("1h2m3s", Duration::from_secs(3723)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("0", Duration::ZERO),
+            ("45", Duration::from_secs(45)),
+            ("90s", Duration::from_secs(90)),
+            ("2h45m", Duration::from_secs(9900)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(expected), "{text}");
+        }
+    }
+
     #[test]
     fn a_bare_number_is_seconds_as_lint_always_read_it() {
         assert_eq!(ok("45"), Duration::from_secs(45));

@@ -1,4 +1,4 @@
-//! Shell completions and manual pages, generated from the clap definitions in `cli.rs` so they
+//! Shell completions and manual pages, generated from the clap definitions in `cli/args.rs` so they
 //! never drift from the flags (`chartseq completions SHELL`, `chartseq man`). The release
 //! archives and packagers install their output.
 

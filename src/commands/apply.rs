@@ -6,8 +6,7 @@
 //! large to store, interrupted) — a revision that ran is recorded as `failed`; 2 chartseq
 //! could not run (bad settings, no cluster, no such namespace, release or revision, no plan).
 
-use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,24 +15,19 @@ use tokio::sync::{mpsc, watch};
 
 use super::{Failure, Outcome};
 use crate::apply::cluster::{Cluster, Connection, KubeCluster};
-use crate::apply::deploy::{Event, Report, RunError, RunSettings, StepResult};
+use crate::apply::deploy::{Event, RunError, RunSettings};
 use crate::apply::release::Record;
 use crate::apply::storage::{Driver, Skipped};
-use crate::apply::wait::human;
 use crate::apply::{self, Context, judge};
 use crate::duration::go_duration;
 use crate::error::Error;
 use crate::model::{self, Input, InputTarget};
 use crate::plan;
+use crate::report::apply_summary::{self, Done, codes, lint_warnings};
+use crate::report::progress::Renderer;
+use crate::report::release_info;
 
-/// How progress is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// Live lines on stderr (one per running step on a terminal), a table at the end.
-    Human,
-    /// JSON-lines events on stdout, for CI.
-    Json,
-}
+pub use crate::report::progress::Progress;
 
 /// Settings shared by every command that talks to the cluster.
 #[derive(Clone, Debug)]
@@ -163,330 +157,6 @@ async fn check_namespace(cluster: &dyn Cluster, namespace: &str) -> Result<(), F
     }
 }
 
-/// Renders progress events as they come.
-struct Renderer {
-    mode: Progress,
-    bars: Option<(
-        indicatif::MultiProgress,
-        std::collections::BTreeMap<String, indicatif::ProgressBar>,
-    )>,
-    /// Step rows for the summary: step, resources, waited, result word, detail.
-    rows: Vec<(String, usize, Duration, &'static str, Option<String>)>,
-    kept: Vec<String>,
-    skipped: Vec<(String, String)>,
-    /// A dry run: progress and the summary say what would happen, naming the objects.
-    dry_run: bool,
-    /// The steps started and not finished: what each does and to which objects.
-    open: std::collections::BTreeMap<String, (&'static str, Vec<String>)>,
-    /// Resources of the steps finished, by what the step did (`apply`, `delete`).
-    totals: std::collections::BTreeMap<&'static str, usize>,
-}
-
-/// One progress event as a JSON line.
-fn event_json(e: &Event) -> serde_json::Value {
-    match e {
-        Event::Started {
-            step,
-            resources,
-            verb,
-            objects,
-        } => {
-            json!({"event": "started", "step": step, "resources": resources, "action": verb, "objects": objects})
-        }
-        Event::Waiting { step } => json!({"event": "waiting", "step": step}),
-        Event::Finished {
-            step,
-            resources,
-            waited,
-            result,
-        } => json!({"event": "finished", "step": step, "resources": resources,
-            "waited_ms": u64::try_from(waited.as_millis()).unwrap_or(u64::MAX), "result": result.word(),
-            "error": match result { StepResult::Failed(m) => Some(m.as_str()), _ => None }}),
-        Event::Note(n) => json!({"event": "note", "message": n}),
-        Event::NotStarted { step, after } => {
-            json!({"event": "not-started", "step": step, "after": after})
-        }
-        Event::Kept { resource } => {
-            json!({"event": "kept", "resource": resource, "reason": "helm.sh/resource-policy: keep"})
-        }
-        Event::Skipped { resource, owner } => {
-            json!({"event": "skipped", "resource": resource, "reason": owner})
-        }
-    }
-}
-
-/// One progress event as a line for people (`None`: nothing to say). Step and resource names
-/// come from the chart, so the line is kept one line (control characters and line breaks shown
-/// as escapes). `verb` is what the event's step does, for a finished one.
-fn event_line(e: &Event, dry_run: bool, verb: Option<&str>) -> Option<String> {
-    event_text(e, dry_run, verb).map(|line| crate::safe::one_line(&line).into_owned())
-}
-
-/// `1 resource`, `2 resources`.
-fn resources(n: usize) -> String {
-    format!("{n} resource{}", if n == 1 { "" } else { "s" })
-}
-
-fn event_text(e: &Event, dry_run: bool, verb: Option<&str>) -> Option<String> {
-    Some(match e {
-        Event::Started {
-            step,
-            resources: n,
-            verb,
-            objects,
-        } if dry_run => {
-            if objects.is_empty() {
-                format!("{step}: would {verb} nothing")
-            } else {
-                format!(
-                    "{step}: would {verb} {}: {}",
-                    resources(*n),
-                    objects.join(", ")
-                )
-            }
-        }
-        Event::Started {
-            step,
-            resources: n,
-            verb,
-            ..
-        } => format!("{step}: {} {}", gerund(verb), resources(*n)),
-        Event::Waiting { .. } => return None,
-        Event::Finished {
-            step,
-            result: StepResult::DryRun,
-            ..
-        } => match verb {
-            Some("delete") => format!("{step}: nothing deleted (dry run)"),
-            _ => format!("{step}: the server accepted it, nothing applied (dry run)"),
-        },
-        Event::Finished {
-            step,
-            result: StepResult::Kept,
-            ..
-        } => format!("{step}: nothing deleted, every object stays"),
-        Event::Finished {
-            step,
-            waited,
-            result,
-            ..
-        } => format!("{step}: {} ({})", result.word(), human(*waited)),
-        Event::Note(n) => n.clone(),
-        Event::NotStarted { step, after } if after.is_empty() => format!("{step}: not started"),
-        Event::NotStarted { step, after } => {
-            format!("{step}: not started (after {})", after.join(", "))
-        }
-        Event::Kept { resource } if dry_run => {
-            format!("would keep {resource}: helm.sh/resource-policy: keep")
-        }
-        Event::Kept { resource } => format!("kept {resource}: helm.sh/resource-policy: keep"),
-        Event::Skipped { resource, owner } if dry_run => {
-            format!("would leave in place {resource}: not this release's, {owner}")
-        }
-        Event::Skipped { resource, owner } => {
-            format!("left in place {resource}: not this release's, {owner}")
-        }
-    })
-}
-
-impl Renderer {
-    fn new(mode: Progress, dry_run: bool) -> Self {
-        let live = mode == Progress::Human && std::io::stderr().is_terminal();
-        Self {
-            mode,
-            bars: live.then(|| {
-                (
-                    indicatif::MultiProgress::new(),
-                    std::collections::BTreeMap::new(),
-                )
-            }),
-            rows: Vec::new(),
-            kept: Vec::new(),
-            skipped: Vec::new(),
-            dry_run,
-            open: std::collections::BTreeMap::new(),
-            totals: std::collections::BTreeMap::new(),
-        }
-    }
-
-    fn event(&mut self, e: Event, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
-        let dry_run = self.dry_run;
-        if let Event::Started {
-            step,
-            verb,
-            objects,
-            ..
-        } = &e
-        {
-            self.open.insert(step.clone(), (*verb, objects.clone()));
-        }
-        let opened = match &e {
-            Event::Finished { step, .. } => self.open.remove(step),
-            _ => None,
-        };
-        let verb = opened.as_ref().map(|(v, _)| *v);
-        if let (
-            Event::Finished {
-                resources,
-                result: StepResult::Ready | StepResult::Deleted | StepResult::DryRun,
-                ..
-            },
-            Some(verb),
-        ) = (&e, verb)
-        {
-            *self.totals.entry(verb).or_default() += resources;
-        }
-        if self.mode == Progress::Json {
-            writeln!(out, "{}", event_json(&e))?;
-        } else if let Some((multi, bars)) = &mut self.bars {
-            match &e {
-                Event::Started { step, .. } => {
-                    let bar = multi.add(indicatif::ProgressBar::new_spinner());
-                    bar.set_message(event_line(&e, dry_run, verb).unwrap_or_default());
-                    bar.enable_steady_tick(Duration::from_millis(120));
-                    bars.insert(step.clone(), bar);
-                }
-                Event::Waiting { step } => {
-                    if let Some(bar) = bars.get(step) {
-                        bar.set_message(
-                            crate::safe::one_line(&format!("{step}: waiting for readiness"))
-                                .into_owned(),
-                        );
-                    }
-                }
-                other => {
-                    if let Event::Finished { step, .. } = other {
-                        if let Some(bar) = bars.remove(step) {
-                            bar.finish_and_clear();
-                        }
-                    }
-                    if let Some(line) = event_line(other, dry_run, verb) {
-                        let _ = multi.println(line);
-                    }
-                }
-            }
-        } else if let Some(line) = event_line(&e, dry_run, verb) {
-            writeln!(err, "{line}")?;
-        }
-        match e {
-            Event::Finished {
-                step,
-                resources,
-                waited,
-                result,
-            } => {
-                let detail = match &result {
-                    StepResult::Failed(m) => Some(m.clone()),
-                    // A dry run names what each step would touch.
-                    StepResult::DryRun => opened.and_then(|(verb, objects)| {
-                        (!objects.is_empty())
-                            .then(|| format!("would {verb} {}", objects.join(", ")))
-                    }),
-                    _ => None,
-                };
-                self.rows
-                    .push((step, resources, waited, result.word(), detail));
-            }
-            Event::NotStarted { step, after } => self.rows.push((
-                step,
-                0,
-                Duration::ZERO,
-                "not started",
-                (!after.is_empty()).then(|| format!("after {}", after.join(", "))),
-            )),
-            Event::Kept { resource } => self.kept.push(resource),
-            Event::Skipped { resource, owner } => self.skipped.push((resource, owner)),
-            Event::Started { .. } | Event::Waiting { .. } | Event::Note(_) => {}
-        }
-        Ok(())
-    }
-
-    /// The summary: one row per step (what blocked a failed step under it), then what was
-    /// left in place.
-    fn table(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.mode == Progress::Json {
-            return Ok(());
-        }
-        write_summary(
-            out,
-            self.rows
-                .iter()
-                .map(|(step, resources, waited, word, detail)| {
-                    (step.as_str(), *resources, *waited, *word, detail.as_deref())
-                }),
-            &self.kept,
-            &self.skipped,
-            self.dry_run,
-        )
-    }
-}
-
-/// Writes the step table and the objects left in place: the same layout after a run and in
-/// `status`.
-fn write_summary<'a>(
-    out: &mut dyn Write,
-    rows: impl Iterator<Item = (&'a str, usize, Duration, &'a str, Option<&'a str>)> + Clone,
-    kept: &[String],
-    skipped: &[(String, String)],
-    dry_run: bool,
-) -> std::io::Result<()> {
-    let width = rows.clone().map(|r| r.0.len()).max().unwrap_or(4).max(4);
-    for (i, (step, resources, waited, word, detail)) in rows.enumerate() {
-        if i == 0 {
-            writeln!(
-                out,
-                "{:<width$}  {:>9}  {:>8}  RESULT",
-                "STEP", "RESOURCES", "WAITED"
-            )?;
-        }
-        let mut lines = detail.unwrap_or_default().lines();
-        let first = lines.next().map(|l| format!(": {l}")).unwrap_or_default();
-        let resources = if word == "not started" {
-            "-".to_owned()
-        } else {
-            resources.to_string()
-        };
-        writeln!(
-            out,
-            "{step:<width$}  {resources:>9}  {:>8}  {word}{first}",
-            human(waited)
-        )?;
-        for line in lines {
-            writeln!(
-                out,
-                "{:<width$}  {:>9}  {:>8}    {}",
-                "",
-                "",
-                "",
-                line.trim_start()
-            )?;
-        }
-    }
-    if !kept.is_empty() {
-        let would = if dry_run { "would be " } else { "" };
-        writeln!(out, "{would}kept (helm.sh/resource-policy: keep):")?;
-        for k in kept {
-            writeln!(out, "  {k}")?;
-        }
-    }
-    if !skipped.is_empty() {
-        let would = if dry_run { "would be " } else { "" };
-        writeln!(out, "{would}left in place, not owned by this release:")?;
-        for (resource, owner) in skipped {
-            writeln!(out, "  {resource}: {owner}")?;
-        }
-    }
-    Ok(())
-}
-
-fn gerund(verb: &str) -> &'static str {
-    if verb == "delete" {
-        "deleting"
-    } else {
-        "applying"
-    }
-}
-
 /// Runs `work` on the runtime while rendering its events here; Ctrl-C asks it to stop.
 fn drive<T: Send + 'static>(
     rt: &tokio::runtime::Runtime,
@@ -561,48 +231,11 @@ fn report(
     }
     match result {
         Ok(record) => {
-            if renderer.mode == Progress::Json {
-                let mut line = json!({"event": "done", "release": record.name, "revision": record.revision, "status": record.status});
-                if renderer.dry_run {
-                    line["dry_run"] = json!(true);
-                }
-                if !warnings.is_empty() {
-                    line["lint_warnings"] = json!(warnings);
-                }
-                writeln!(out, "{line}")?;
-            } else {
-                let mut line = if renderer.dry_run {
-                    dry_run_line(&record, renderer, done)
-                } else {
-                    format!(
-                        "release {} {}: revision {}, status {}",
-                        record.name,
-                        done.verb(),
-                        record.revision,
-                        record.status
-                    )
-                };
-                if !warnings.is_empty() {
-                    use std::fmt::Write as _;
-                    let _ = write!(
-                        line,
-                        ", with {} ({}, shown before the run)",
-                        lint_warnings(warnings.len()),
-                        codes(warnings)
-                    );
-                }
-                writeln!(out, "{line}")?;
-            }
+            apply_summary::write_done(out, &record, renderer, done, warnings)?;
             Ok(Outcome::Clean)
         }
         Err(e) => {
-            if renderer.mode == Progress::Json {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"event": "done", "status": "failed", "error": e.to_string()})
-                )?;
-            }
+            apply_summary::write_failed(out, renderer, &e)?;
             writeln!(
                 err,
                 "chartseq: error: {}",
@@ -611,90 +244,6 @@ fn report(
             Ok(Outcome::Findings)
         }
     }
-}
-
-/// `1 lint warning`, `2 lint warnings`.
-fn lint_warnings(n: usize) -> String {
-    format!("{n} lint warning{}", if n == 1 { "" } else { "s" })
-}
-
-/// The distinct codes of `warnings`, in order: `CS305, CS501`.
-fn codes(warnings: &[&str]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for w in warnings {
-        if !seen.contains(w) {
-            seen.push(w);
-        }
-    }
-    seen.join(", ")
-}
-
-/// The operation a run did, for its last line.
-#[derive(Clone, Copy)]
-enum Done {
-    Apply,
-    Rollback,
-    Uninstall,
-}
-
-impl Done {
-    fn verb(self) -> &'static str {
-        match self {
-            Done::Apply => "applied",
-            Done::Rollback => "rolled back",
-            Done::Uninstall => "uninstalled",
-        }
-    }
-}
-
-/// A dry run's last line: nothing changed, and what the operation would have done, counted
-/// as the steps above name them (objects kept or not this release's are not deletions).
-fn dry_run_line(record: &Record, renderer: &Renderer, done: Done) -> String {
-    let what = match done {
-        Done::Apply if record.status == "pending-upgrade" => {
-            format!("upgrade to revision {}", record.revision)
-        }
-        Done::Apply => format!("install revision {}", record.revision),
-        Done::Rollback => match record.description.strip_prefix("Rollback to ") {
-            Some(to) => format!(
-                "roll back to revision {to} (as revision {})",
-                record.revision
-            ),
-            None => format!("roll back as revision {}", record.revision),
-        },
-        Done::Uninstall => format!("uninstall revision {}", record.revision),
-    };
-    let total = |verb: &str| renderer.totals.get(verb).copied().unwrap_or(0);
-    let mut parts = Vec::new();
-    if total("apply") > 0 {
-        parts.push(format!(
-            "applying {} (the server accepted them in a server-side dry run)",
-            resources(total("apply"))
-        ));
-    }
-    if total("delete") > 0 {
-        parts.push(format!("deleting {}", resources(total("delete"))));
-    }
-    if !renderer.kept.is_empty() {
-        parts.push(format!(
-            "keeping {} (helm.sh/resource-policy: keep)",
-            renderer.kept.len()
-        ));
-    }
-    if !renderer.skipped.is_empty() {
-        parts.push(format!(
-            "leaving {} not this release's in place",
-            renderer.skipped.len()
-        ));
-    }
-    if parts.is_empty() {
-        parts.push("touching no resource".to_owned());
-    }
-    format!(
-        "release {} dry run, nothing changed: would {what}, {}",
-        record.name,
-        parts.join(", ")
-    )
 }
 
 /// The chart (Helm's `Chart` JSON) and the user's values (`config`) a revision records.
@@ -1122,19 +671,6 @@ fn recorded(settings: &ReleaseSettings, err: &mut dyn Write) -> Result<Recorded,
     Ok((rt, cluster, records))
 }
 
-/// A stored Go timestamp as `helm list` prints it (`2006-01-02 15:04:05.999999999 +0000
-/// UTC`); anything else as stored.
-fn helm_time(rfc3339: &str) -> String {
-    if rfc3339.is_empty() {
-        // Helm prints a zero time so.
-        return "-".to_owned();
-    }
-    match rfc3339.strip_suffix('Z') {
-        Some(t) if t.len() >= 19 => format!("{} +0000 UTC", t.replacen('T', " ", 1)),
-        _ => rfc3339.to_owned(),
-    }
-}
-
 /// `chartseq history`: Helm's columns, with the failed runs' blocked resources under their
 /// row.
 pub fn history(
@@ -1143,47 +679,7 @@ pub fn history(
     err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     let (_, _, records) = recorded(settings, err)?;
-    if settings.cluster.progress == Progress::Json {
-        for r in &records {
-            writeln!(
-                out,
-                "{}",
-                json!({"revision": r.revision, "updated": r.updated(), "status": r.status, "chart": r.chart(),
-                    "app_version": r.app_version(), "description": r.description, "sequenced": r.sequenced, "report": r.report})
-            )?;
-        }
-        return Ok(Outcome::Clean);
-    }
-    let rows: Vec<Vec<String>> = records
-        .iter()
-        .map(|r| {
-            vec![
-                r.revision.to_string(),
-                helm_time(r.updated()),
-                r.status.clone(),
-                r.chart(),
-                r.app_version().to_owned(),
-                r.description.lines().next().unwrap_or_default().to_owned(),
-            ]
-        })
-        .collect();
-    let more: Vec<Vec<String>> = records
-        .iter()
-        .map(|r| r.description.lines().skip(1).map(str::to_owned).collect())
-        .collect();
-    write_table(
-        out,
-        &[
-            "REVISION",
-            "UPDATED",
-            "STATUS",
-            "CHART",
-            "APP VERSION",
-            "DESCRIPTION",
-        ],
-        &rows,
-        &more,
-    )?;
+    release_info::write_history(out, &records, settings.cluster.progress == Progress::Json)?;
     Ok(Outcome::Clean)
 }
 
@@ -1199,103 +695,12 @@ pub fn status(
         unreachable!("recorded() refuses a release without revisions")
     };
     if settings.cluster.progress == Progress::Json {
-        let steps: Vec<_> = r.steps.iter().map(|s| json!({"step": s.label, "resources": s.resources.iter().map(|&i| r.items[i].label()).collect::<Vec<_>>()})).collect();
-        writeln!(
-            out,
-            "{}",
-            json!({"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status,
-                "updated": r.updated(), "chart": r.chart(), "sequenced": r.sequenced, "description": r.description,
-                "steps": steps, "report": r.report})
-        )?;
-        return Ok(Outcome::Clean);
-    }
-    writeln!(
-        out,
-        "NAME: {}\nLAST DEPLOYED: {}\nNAMESPACE: {}\nSTATUS: {}\nREVISION: {}\nCHART: {}\nSEQUENCED: {}",
-        r.name,
-        helm_time(r.updated()),
-        r.namespace,
-        r.status,
-        r.revision,
-        r.chart(),
-        r.sequenced
-    )?;
-    let mut description = r.description.lines();
-    writeln!(
-        out,
-        "DESCRIPTION: {}",
-        description.next().unwrap_or_default()
-    )?;
-    for more in description {
-        writeln!(out, "  {more}")?;
-    }
-    let live = rt.block_on(apply::live_state(cluster.as_ref(), r));
-    writeln!(out, "RESOURCES (install order, live state):")?;
-    for s in &r.steps {
-        writeln!(out, "  {}", s.label)?;
-        for &i in &s.resources {
-            let (label, state) = &live[i];
-            writeln!(out, "    {label}: {state}")?;
-        }
-    }
-    if let Some(report) = &r.report {
-        writeln!(out, "LAST RUN:")?;
-        write_report(out, report)?;
+        release_info::write_status_json(out, r)?;
+    } else {
+        let live = rt.block_on(apply::live_state(cluster.as_ref(), r));
+        release_info::write_status(out, r, &live)?;
     }
     Ok(Outcome::Clean)
-}
-
-/// A table as helm prints one (cells padded, then a tab), each row followed by its `more`
-/// lines, indented.
-fn write_table(
-    out: &mut dyn Write,
-    headers: &[&str],
-    rows: &[Vec<String>],
-    more: &[Vec<String>],
-) -> std::io::Result<()> {
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].len())
-                .chain([headers[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut text = String::new();
-        for (c, cell) in cells.enumerate() {
-            let _ = write!(text, "{cell:<w$}\t", w = widths[c]);
-        }
-        text.trim_end().to_owned()
-    };
-    writeln!(out, "{}", line(&mut headers.iter().copied()))?;
-    for (i, row) in rows.iter().enumerate() {
-        writeln!(out, "{}", line(&mut row.iter().map(String::as_str)))?;
-        for extra in more.get(i).into_iter().flatten() {
-            writeln!(out, "  {extra}")?;
-        }
-    }
-    Ok(())
-}
-
-/// A recorded run's outcome in the summary layout.
-fn write_report(out: &mut dyn Write, report: &Report) -> std::io::Result<()> {
-    write_summary(
-        out,
-        report.steps.iter().map(|s| {
-            (
-                s.step.as_str(),
-                s.resources,
-                Duration::from_millis(s.waited_ms),
-                s.result.as_str(),
-                s.detail.as_deref(),
-            )
-        }),
-        &report.kept,
-        &report.skipped,
-        false,
-    )
 }
 
 /// `chartseq list`: the latest revision of each release, as `helm list` shows them.
@@ -1312,65 +717,6 @@ pub fn list(
         .block_on(apply::releases(cluster.as_ref(), cs.driver, namespace))
         .map_err(|e| Error::new(e.to_string()))?;
     warn_skipped(err, &listing.skipped)?;
-    let releases = listing.records;
-    if cs.progress == Progress::Json {
-        let list: Vec<_> = releases
-            .iter()
-            .map(|r| {
-                json!({"name": r.name, "namespace": r.namespace, "revision": r.revision.to_string(),
-                    "updated": helm_time(r.updated()), "status": r.status, "chart": r.chart(),
-                    "app_version": r.app_version(), "sequenced": r.sequenced})
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::Value::Array(list))?;
-        return Ok(Outcome::Clean);
-    }
-    let rows: Vec<Vec<String>> = releases
-        .iter()
-        .map(|r| {
-            vec![
-                r.name.clone(),
-                r.namespace.clone(),
-                r.revision.to_string(),
-                helm_time(r.updated()),
-                r.status.clone(),
-                r.chart(),
-                r.app_version().to_owned(),
-            ]
-        })
-        .collect();
-    write_table(
-        out,
-        &[
-            "NAME",
-            "NAMESPACE",
-            "REVISION",
-            "UPDATED",
-            "STATUS",
-            "CHART",
-            "APP VERSION",
-        ],
-        &rows,
-        &[],
-    )?;
+    release_info::write_list(out, &listing.records, cs.progress == Progress::Json)?;
     Ok(Outcome::Clean)
-}
-
-#[cfg(test)]
-mod escaping_tests {
-    use super::event_line;
-    use crate::apply::deploy::Event;
-
-    #[test]
-    fn progress_lines_stay_one_line() {
-        for e in [
-            Event::Note("adopting a\n::error::x".to_owned()),
-            Event::Kept {
-                resource: "ConfigMap/a\r\n::error::x\u{2028}".to_owned(),
-            },
-        ] {
-            let line = event_line(&e, false, None).expect("a line");
-            assert!(!line.contains(['\n', '\r', '\u{2028}']), "{line:?}");
-        }
-    }
 }

@@ -1,13 +1,22 @@
 //! Renderings of lint findings: one file per format behind one trait ([`Reporter`]). Only
-//! `human.rs` knows the snippet renderer (codespan-reporting).
+//! `human.rs` knows the snippet renderer (codespan-reporting). Beside them, one file per output
+//! of the deploy commands: their progress (`progress.rs`, the only one that knows indicatif),
+//! the summary a run ends with (`apply_summary.rs`) and `history`, `status` and `list`
+//! (`release_info.rs`); and what `chartseq readiness` judged (`readiness.rs`).
 
+#[cfg(feature = "apply")]
+pub mod apply_summary;
 mod concise;
 pub mod github;
 mod human;
 pub(crate) mod json;
 mod junit;
 pub mod location;
+#[cfg(feature = "apply")]
+pub mod progress;
 pub mod readiness;
+#[cfg(feature = "apply")]
+pub mod release_info;
 mod sarif;
 
 /// Text escapes live beside the layers that all use them; reachable here as before.

@@ -139,8 +139,8 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     .map_err(|e| Error::io(format!("cannot run {}", helm.display()), &e))?
     else {
         return Err(Error::new(format!(
-            "helm template did not finish within {}s",
-            options.timeout.as_secs()
+            "helm template did not finish within --helm-timeout {}",
+            crate::duration::go_duration(options.timeout)
         )));
     };
     let what = format!("the output of helm template for {}", display_path(chart));

@@ -481,3 +481,90 @@ fn a_chart_that_cannot_be_loaded_is_a_finding_and_the_others_are_linted() {
     let (code, _, err) = run(chartseq().args(["plan", "fixtures/broken/not-yaml"]));
     assert_eq!(code, 2, "{err}");
 }
+
+/// Every command that renders takes helm's flags with one meaning, and every duration flag goes
+/// through the one parser: a bad value is refused naming the flag and the value, whatever the
+/// command.
+#[test]
+fn every_rendering_command_takes_the_same_helm_flags() {
+    let stream = "fixtures/charts/two-groups.rendered.yaml";
+    let mut commands: Vec<Vec<&str>> = vec![
+        vec!["lint", stream],
+        vec!["plan", stream],
+        vec!["template", stream],
+        vec!["migrate", stream, "--from", "auto"],
+        vec!["diff", stream, stream],
+    ];
+    #[cfg(feature = "apply")]
+    commands.push(vec!["apply", "shop", stream]);
+    for command in &commands {
+        for flag in ["--helm-timeout", "--max-depth"] {
+            let (code, _, err) = run(chartseq().args(command).args([flag, "soon"]));
+            assert_eq!(code, 2, "{command:?} {flag}: {err}");
+            assert!(
+                err.contains(&format!("invalid value 'soon' for '{flag} <")),
+                "{command:?} {flag}: {err}"
+            );
+        }
+    }
+    for command in [&["lint", stream][..], &["apply", "shop", stream][..]] {
+        if cfg!(not(feature = "apply")) && command[0] == "apply" {
+            continue;
+        }
+        for flag in ["--timeout", "--readiness-timeout"] {
+            let (code, _, err) = run(chartseq().args(command).args([flag, "5x"]));
+            assert_eq!(code, 2, "{command:?} {flag}: {err}");
+            assert!(
+                err.contains(&format!("invalid value '5x' for '{flag} <DURATION>': invalid duration \"5x\": unknown unit")),
+                "{command:?} {flag}: {err}"
+            );
+        }
+    }
+}
+
+/// `diff` takes the limits and `--helm-timeout` as the other rendering commands do (it used to
+/// render both sides under fixed defaults).
+#[test]
+fn diff_takes_the_limit_and_helm_timeout_flags() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir.path().join("deep.yaml");
+    std::fs::write(
+        &deep,
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\nspec: {}{}\n",
+            "[".repeat(30),
+            "]".repeat(30)
+        ),
+    )
+    .expect("write");
+    let shallow = "fixtures/charts/two-groups.rendered.yaml";
+    let diff = |args: &[&str]| run(chartseq().arg("diff").arg(shallow).arg(&deep).args(args));
+    // The deeper document is a CS000 finding of NEW once past the cap, not before.
+    let (code, out, err) = diff(&[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        !out.contains("CS000"),
+        "the default depth accepts 30 levels: {out}"
+    );
+    let (code, out, err) = diff(&["--max-depth", "20"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("nesting deeper than 20 levels"), "{out}");
+
+    // A helm that never finishes is stopped at the duration given, in Go's syntax.
+    let helm = crate::helm_call::fake_helm(dir.path(), "exec sleep 60\n");
+    let chart = crate::helm_call::chart(dir.path());
+    let started = std::time::Instant::now();
+    let (code, _, err) = run(chartseq()
+        .arg("diff")
+        .arg(&chart)
+        .arg(&chart)
+        .arg("--helm")
+        .arg(&helm)
+        .args(["--helm-timeout", "300ms"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("helm template did not finish within --helm-timeout 0.3s"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::{chartseq, run};
 
 /// Writes an executable script `helm` in `dir` with the given body.
-fn fake_helm(dir: &Path, body: &str) -> PathBuf {
+pub fn fake_helm(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("helm");
     std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write fake helm");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -17,7 +17,7 @@ fn fake_helm(dir: &Path, body: &str) -> PathBuf {
 }
 
 /// A chart directory with only `Chart.yaml`: the fake helm renders it.
-fn chart(dir: &Path) -> PathBuf {
+pub fn chart(dir: &Path) -> PathBuf {
     let chart = dir.join("c");
     std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
     std::fs::write(
@@ -125,7 +125,7 @@ fn a_hung_helm_is_killed_at_the_helm_timeout() {
     let took = started.elapsed();
     assert_eq!(code, 2, "{out}{err}");
     assert!(
-        err.contains("helm template did not finish within 1s"),
+        err.contains("helm template did not finish within --helm-timeout 1s"),
         "{err}"
     );
     assert!(took < Duration::from_secs(20), "took {took:?}");

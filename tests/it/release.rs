@@ -859,7 +859,7 @@ fn crate_package_holds_the_sources_and_not_the_test_data() {
         "LICENSE",
         "src/main.rs",
         "src/lib.rs",
-        "src/cli.rs",
+        "src/cli/mod.rs",
     ] {
         assert!(listed.contains(needed), "the package lacks {needed}");
     }

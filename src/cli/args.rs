@@ -1,24 +1,14 @@
-//! Command-line arguments (clap) and their translation into settings.
-//!
-//! Nothing past this module sees a clap type: arguments become [`crate::model::Input`] and
-//! per-command settings, which the [`crate::commands`] read.
+//! The command line as clap declares it: every command's arguments, their help and their value
+//! parsers. What they mean is decided in [`super::settings`].
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod generate;
-
-use crate::commands::{self, Outcome};
-use crate::model::{Input, InputTarget};
+use crate::commands;
 use crate::parse::Limits;
-use crate::plan::output::PlanFormat;
 use crate::source::chart::ChartLimits;
-use crate::source::helm::HelmOptions;
-use crate::source::values::ValueInputs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -230,29 +220,6 @@ pub struct OutputFileArgs {
     pub output_old: Option<PathBuf>,
 }
 
-/// Every output format name of every command.
-const FORMAT_NAMES: &[&str] = &[
-    "human", "concise", "json", "sarif", "github", "junit", "text", "markdown", "table", "yaml",
-    "dag", "dot", "mermaid",
-];
-
-impl OutputFileArgs {
-    /// The file to write, or why `-o` is refused.
-    fn file(&self) -> Result<Option<PathBuf>, commands::Failure> {
-        if let Some(old) = &self.output_old {
-            let name = old.to_string_lossy();
-            if FORMAT_NAMES.contains(&name.as_ref()) {
-                return Err(crate::error::Error::new(format!(
-                    "-o {name} would write the report to a file named `{name}`: use --format {name} for the format, or --output-file ./{name} for a file of that name"
-                ))
-                .into());
-            }
-            return Ok(Some(old.clone()));
-        }
-        Ok(self.output_file.clone())
-    }
-}
-
 /// `FORMAT=FILE` of `--also-report`.
 fn parse_also_report(text: &str) -> Result<(LintFormatArg, PathBuf), String> {
     let (format, file) = text
@@ -263,19 +230,6 @@ fn parse_also_report(text: &str) -> Result<(LintFormatArg, PathBuf), String> {
         return Err(format!("`{text}` names no file"));
     }
     Ok((format, PathBuf::from(file)))
-}
-
-impl LintFormatArg {
-    fn format(self) -> crate::report::Format {
-        match self {
-            LintFormatArg::Human => crate::report::Format::Human,
-            LintFormatArg::Concise => crate::report::Format::Concise,
-            LintFormatArg::Json => crate::report::Format::Json,
-            LintFormatArg::Sarif => crate::report::Format::Sarif,
-            LintFormatArg::Github => crate::report::Format::Github,
-            LintFormatArg::Junit => crate::report::Format::Junit,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -305,52 +259,6 @@ pub struct RulesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: RulesFormatArg,
-}
-
-impl LintArgs {
-    /// The validated settings of this command line.
-    pub fn to_options(&self) -> Result<commands::lint::LintOptions, commands::Failure> {
-        use crate::lint::Severity;
-        Ok(commands::lint::LintOptions {
-            input: self.input.to_input(),
-            format: self.format.format(),
-            also_report: self
-                .also_report
-                .iter()
-                .map(|(f, p)| (f.format(), p.clone()))
-                .collect(),
-            ci_values: self.ci_values,
-            values_matrix: self.values_matrix.then_some(self.values_matrix_max),
-            output: self.output.file()?,
-            fail_on: match self.fail_on {
-                FailOnArg::Error => Some(Severity::Error),
-                FailOnArg::Warning => Some(Severity::Warning),
-                FailOnArg::Info => Some(Severity::Info),
-                FailOnArg::Never => None,
-            },
-            select: crate::lint::config::SelectArgs {
-                select: self.select.clone(),
-                extend_select: self.extend_select.clone(),
-                ignore: self.ignore.clone(),
-            },
-            config: self.config.clone(),
-            timeout: self.timeout,
-            readiness_timeout: self.readiness_timeout,
-            color: match self.color {
-                ColorArg::Auto => commands::lint::Color::Auto,
-                ColorArg::Always => commands::lint::Color::Always,
-                ColorArg::Never => commands::lint::Color::Never,
-            },
-            more_targets: self.more_targets.clone(),
-            changed_since: self.changed_since.clone(),
-            owning_charts: self.owning_charts,
-            step_summary: matches!(self.format, LintFormatArg::Github)
-                .then(|| std::env::var_os("GITHUB_STEP_SUMMARY"))
-                .flatten()
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from),
-        })
-    }
 }
 
 #[cfg(feature = "apply")]
@@ -415,78 +323,6 @@ pub struct WaitArgs {
     /// Progress output: live lines and a table, or JSON-lines events for CI.
     #[arg(long, value_enum, default_value = "human")]
     pub progress: ProgressArg,
-}
-
-#[cfg(feature = "apply")]
-impl ConnectionArgs {
-    fn connection(&self) -> crate::apply::cluster::Connection {
-        crate::apply::cluster::Connection {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            server: self.api_server.clone(),
-            token: self.token.clone(),
-            insecure: self.insecure,
-        }
-    }
-
-    /// The storage driver: `--storage`, else `$HELM_DRIVER` as helm reads it.
-    fn driver(&self) -> Result<crate::apply::storage::Driver, commands::Failure> {
-        use crate::apply::storage::Driver;
-        match self.storage {
-            Some(StorageArg::Secret) => Ok(Driver::Secret),
-            Some(StorageArg::Configmap) => Ok(Driver::ConfigMap),
-            None => {
-                let env = std::env::var("HELM_DRIVER").unwrap_or_default();
-                Driver::from_name(&env.to_ascii_lowercase())
-                    .map_err(|e| crate::error::Error::new(format!("$HELM_DRIVER: {e}")).into())
-            }
-        }
-    }
-
-    fn settings(
-        &self,
-        namespace: Option<&str>,
-        wait: Option<&WaitArgs>,
-        output: Option<OutputArg>,
-    ) -> Result<commands::apply::ClusterSettings, commands::Failure> {
-        let json = match (wait, output) {
-            (Some(w), _) => matches!(w.progress, ProgressArg::Json),
-            (None, Some(o)) => matches!(o, OutputArg::Json),
-            (None, None) => false,
-        };
-        let namespace = namespace.unwrap_or("default");
-        if let Some(why) = crate::apply::names::check_namespace(namespace) {
-            return Err(crate::error::Error::new(format!(
-                "invalid namespace {namespace:?}: {why}"
-            ))
-            .into());
-        }
-        Ok(commands::apply::ClusterSettings {
-            namespace: namespace.to_owned(),
-            connection: self.connection(),
-            timeout: wait.map_or(Duration::from_secs(300), |w| w.timeout),
-            readiness_timeout: wait.and_then(|w| w.readiness_timeout),
-            wait_for_jobs: wait.is_some_and(|w| w.wait_for_jobs),
-            progress: if json {
-                commands::apply::Progress::Json
-            } else {
-                commands::apply::Progress::Human
-            },
-            driver: self.driver()?,
-        })
-    }
-}
-
-/// `--history-max`, else `$HELM_MAX_HISTORY` (as helm), else 10.
-#[cfg(feature = "apply")]
-fn history_max(given: Option<usize>) -> usize {
-    given
-        .or_else(|| {
-            std::env::var("HELM_MAX_HISTORY")
-                .ok()
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(crate::apply::storage::DEFAULT_HISTORY_MAX)
 }
 
 #[cfg(feature = "apply")]
@@ -644,73 +480,8 @@ pub struct ListArgs {
     pub output: OutputArg,
 }
 
-#[cfg(feature = "apply")]
-impl ReleaseArgs {
-    fn settings(
-        &self,
-        wait: Option<&WaitArgs>,
-        output: Option<OutputArg>,
-        dry_run: bool,
-        history_max: usize,
-    ) -> Result<commands::apply::ReleaseSettings, commands::Failure> {
-        Ok(commands::apply::ReleaseSettings {
-            release: self.name.clone(),
-            cluster: self
-                .connection
-                .settings(self.namespace.as_deref(), wait, output)?,
-            dry_run,
-            history_max,
-            take_ownership: false,
-        })
-    }
-}
-
-#[cfg(feature = "apply")]
-impl ApplyArgs {
-    fn settings(&self) -> Result<commands::apply::ApplySettings, commands::Failure> {
-        // `--release-name` keeps its default unless given (clap refuses it beside NAME).
-        let flag = (self.input.release_name != DEFAULT_RELEASE_NAME)
-            .then(|| self.input.release_name.clone());
-        let Some(release) = self.name.clone().or(flag) else {
-            return Err(crate::error::Error::new(
-                "a release name is required: chartseq apply NAME CHART (or --release-name NAME)",
-            )
-            .into());
-        };
-        let mut input = self.input.to_input();
-        input.helm.release_name.clone_from(&release);
-        Ok(commands::apply::ApplySettings {
-            input,
-            release,
-            cluster: self.connection.settings(
-                self.input.namespace.as_deref(),
-                Some(&self.wait),
-                None,
-            )?,
-            atomic: self.atomic,
-            dry_run: self.dry_run,
-            diff: self.diff,
-            force_conflicts: self.force_conflicts,
-            take_ownership: self.take_ownership,
-            create_namespace: self.create_namespace,
-            no_lint: self.no_lint,
-            history_max: history_max(self.history_max),
-            dialect: self.dialect.choice(),
-            values_reuse: if self.reuse_values {
-                crate::apply::ValuesReuse::Reuse
-            } else if self.reset_values {
-                crate::apply::ValuesReuse::Reset
-            } else if self.reset_then_reuse_values {
-                crate::apply::ValuesReuse::ResetThenReuse
-            } else {
-                crate::apply::ValuesReuse::Auto
-            },
-        })
-    }
-}
-
 /// helm template's release name when none is given.
-const DEFAULT_RELEASE_NAME: &str = "release-name";
+pub(super) const DEFAULT_RELEASE_NAME: &str = "release-name";
 
 /// Where the chart comes from and how to render it.
 #[derive(Debug, Args)]
@@ -721,6 +492,16 @@ pub struct InputArgs {
     /// Chart directory or archive supplying Chart.yaml facts for a rendered stream.
     #[arg(long, value_name = "DIR")]
     pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub helm: HelmArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// How helm renders a chart: the same flags, meaning the same, in every command that renders
+/// (lint, plan, template, apply, diff, migrate).
+#[derive(Debug, Args)]
+pub struct HelmArgs {
     /// The helm binary (default: `$CHARTSEQ_HELM`, then helm on `PATH`).
     #[arg(long, value_name = "PATH")]
     pub helm: Option<PathBuf>,
@@ -746,9 +527,14 @@ pub struct InputArgs {
     /// Kubernetes version passed to helm template.
     #[arg(long = "kube-version", value_name = "VERSION")]
     pub kube_version: Option<String>,
-    /// Seconds helm template may run.
-    #[arg(long = "helm-timeout", value_name = "SECONDS", default_value_t = 300)]
-    pub helm_timeout: u64,
+    /// Time helm template may run (Go duration: 5m, 90s; a bare number is seconds).
+    #[arg(long = "helm-timeout", value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
+    pub helm_timeout: Duration,
+}
+
+/// The caps on hostile input (README, `## Limits`).
+#[derive(Debug, Args)]
+pub struct LimitArgs {
     /// Deepest YAML nesting accepted in one document.
     #[arg(long = "max-depth", value_name = "N", default_value_t = Limits::default().max_depth)]
     pub max_depth: usize,
@@ -764,42 +550,6 @@ pub struct InputArgs {
     /// Bytes a rendered stream (a file, standard input, helm's output) may have.
     #[arg(long = "max-input-bytes", value_name = "N", default_value_t = crate::source::read::MAX_INPUT_BYTES)]
     pub max_input_bytes: u64,
-}
-
-impl InputArgs {
-    /// The settings this command line asks for.
-    #[must_use]
-    pub fn to_input(&self) -> Input {
-        Input {
-            target: Input::target_for(&self.target),
-            chart: self.chart.clone(),
-            helm: HelmOptions {
-                helm: self.helm.clone(),
-                release_name: self.release_name.clone(),
-                namespace: self.namespace.clone(),
-                kube_version: self.kube_version.clone(),
-                values: ValueInputs {
-                    files: self.values.clone(),
-                    set: self.set.clone(),
-                    set_string: self.set_string.clone(),
-                    reused: None,
-                    reused_defaults: None,
-                },
-                timeout: Duration::from_secs(self.helm_timeout),
-                max_output_bytes: self.max_input_bytes,
-            },
-            limits: Limits {
-                max_depth: self.max_depth,
-                max_alias_nodes: self.max_alias_nodes,
-                max_document_bytes: self.max_document_bytes,
-            },
-            chart_limits: ChartLimits {
-                max_archive_bytes: self.max_archive_bytes,
-                ..ChartLimits::default()
-            },
-            max_input_bytes: self.max_input_bytes,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -830,21 +580,6 @@ pub enum DialectArg {
     Draft,
     /// The dialect whose annotations the chart carries (HIP-0025 when none).
     Auto,
-}
-
-impl DialectArg {
-    fn choice(self) -> crate::plan::detect::Choice {
-        use crate::plan::{Dialect, detect::Choice};
-        match self {
-            DialectArg::Hip => Dialect::Hip.into(),
-            DialectArg::Argo => Dialect::Argo.into(),
-            DialectArg::Werf => Dialect::Werf.into(),
-            DialectArg::Kapp => Dialect::Kapp.into(),
-            DialectArg::Kots => Dialect::Kots.into(),
-            DialectArg::Draft => Dialect::Draft.into(),
-            DialectArg::Auto => Choice::Auto,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -907,28 +642,6 @@ pub struct TemplateArgs {
     pub include_crds: bool,
 }
 
-impl TemplateArgs {
-    /// The input, reading helm's `template NAME CHART` form: with two arguments the first is
-    /// the release name.
-    fn input_of_helm_form(&self) -> Result<Input, commands::Failure> {
-        let mut input = self.input.to_input();
-        if let Some(chart) = &self.then_chart {
-            let name = self.input.target.to_string_lossy().into_owned();
-            if self.input.release_name != DEFAULT_RELEASE_NAME && self.input.release_name != name {
-                return Err(crate::error::Error::new(format!(
-                    "two release names: {name} (before the chart) and --release-name {}",
-                    self.input.release_name
-                ))
-                .into());
-            }
-            crate::source::helm::validate_release_name(&name)?;
-            input.helm.release_name = name;
-            input.target = Input::target_for(chart);
-        }
-        Ok(input)
-    }
-}
-
 /// The tool a chart's order is migrated from.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum FromArg {
@@ -969,24 +682,6 @@ pub struct MigrateArgs {
     /// Output format: the diff (stdout) and the proof (stderr), or SPEC's JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: MigrateFormatArg,
-}
-
-impl MigrateArgs {
-    fn settings(&self) -> crate::migrate::Settings {
-        crate::migrate::Settings {
-            input: self.input.to_input(),
-            from: match self.from {
-                FromArg::Werf => Some(crate::migrate::Source::Werf),
-                FromArg::Argo => Some(crate::migrate::Source::Argo),
-                FromArg::Kapp => Some(crate::migrate::Source::Kapp),
-                FromArg::Kots => Some(crate::migrate::Source::Kots),
-                FromArg::Draft => Some(crate::migrate::Source::Draft),
-                FromArg::Auto => None,
-            },
-            write: self.write,
-            drop_source_annotations: self.drop_source_annotations,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -1036,219 +731,6 @@ fn parse_instant(text: &str) -> Result<std::time::SystemTime, String> {
         .ok_or_else(|| "expected an RFC 3339 time such as 2025-01-01T00:00:00Z".to_owned())
 }
 
-impl ReadinessArgs {
-    /// The settings this command line asks for.
-    #[must_use]
-    pub fn to_settings(&self) -> commands::readiness::ReadinessSettings {
-        commands::readiness::ReadinessSettings {
-            object: self.object.clone(),
-            success: self.success.clone(),
-            failure: self.failure.clone(),
-            format: match self.format {
-                ReadinessFormatArg::Text => commands::readiness::ReadinessFormat::Text,
-                ReadinessFormatArg::Json => commands::readiness::ReadinessFormat::Json,
-            },
-            kstatus: crate::readiness::KstatusOptions {
-                wait_for_jobs: self.wait_for_jobs,
-                hook: false,
-            },
-            now: self.now,
-            limits: Limits::default(),
-        }
-    }
-}
-
-impl Command {
-    /// Whether this run's output is read by GitHub's runner: a `github` format, or any command
-    /// run inside GitHub Actions (`GITHUB_ACTIONS=true`).
-    fn github_run(&self) -> bool {
-        let format = match self {
-            Command::Lint(args) => matches!(args.format, LintFormatArg::Github),
-            Command::Diff(args) => matches!(args.format, DiffFormatArg::Github),
-            _ => false,
-        };
-        format || std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
-    }
-}
-
-/// Runs the command line and returns the process exit code.
-#[must_use]
-pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
-    };
-    // The language server owns standard output (its protocol stream): it runs before this
-    // thread locks it for the other commands.
-    #[cfg(feature = "lsp")]
-    if let Command::Lsp(args) = &cli.command {
-        let options = crate::lsp::LspOptions {
-            helm: args.helm.clone(),
-            ..crate::lsp::LspOptions::default()
-        };
-        return match crate::lsp::run(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                let _ = commands::write_failure(&mut std::io::stderr(), &e.into());
-                ExitCode::from(2)
-            }
-        };
-    }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    // NOTE: standard error is not locked for the whole run: the progress display draws on it
-    // from its own thread, which would wait for that lock while this thread waits for the
-    // display's state (a lock-order deadlock). Each write takes the lock for itself.
-    // In a GitHub run the runner reads every line of the log: standard error (chartseq's own
-    // messages and helm's) goes through the one escaping writer there, so that no text from a
-    // chart becomes a workflow command.
-    let mut err: Box<dyn Write> = if cli.command.github_run() {
-        Box::new(crate::report::github::Log::new(std::io::stderr()))
-    } else {
-        Box::new(std::io::stderr())
-    };
-    let outcome = run(cli.command, &mut out, &mut *err);
-    let flushed = out.flush();
-    let outcome = match (outcome, flushed) {
-        (Ok(o), Ok(())) => Ok(o),
-        (Err(e), _) => Err(e),
-        (Ok(_), Err(e)) => Err(commands::Failure::Io(e)),
-    };
-    match outcome {
-        Ok(Outcome::Clean) => ExitCode::SUCCESS,
-        Ok(Outcome::Findings) => ExitCode::from(1),
-        Err(commands::Failure::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::SUCCESS
-        }
-        Err(commands::Failure::Reported) => ExitCode::from(2),
-        Err(failure) => {
-            let _ = commands::write_failure(&mut *err, &failure);
-            ExitCode::from(2)
-        }
-    }
-}
-
-fn run(
-    command: Command,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<Outcome, commands::Failure> {
-    match command {
-        Command::Plan(args) => {
-            let format = match args.format {
-                PlanFormatArg::Text => PlanFormat::Text,
-                PlanFormatArg::Dag => PlanFormat::Dag,
-                PlanFormatArg::Json => PlanFormat::Json,
-                PlanFormatArg::Dot => PlanFormat::Dot,
-                PlanFormatArg::Mermaid => PlanFormat::Mermaid,
-            };
-            if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
-                // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
-                return Err(commands::Failure::Tool(crate::error::Error::new(
-                    "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
-                )));
-            }
-            if matches!(args.format, PlanFormatArg::Dag)
-                && (args.uninstall || !matches!(args.dialect, DialectArg::Hip))
-            {
-                return Err(commands::Failure::Tool(crate::error::Error::new(
-                    "--format dag prints what `helm dag` prints, the HIP-0025 install order only: it takes neither --uninstall nor another --dialect than hip",
-                )));
-            }
-            commands::plan(
-                &args.input.to_input(),
-                args.dialect.choice(),
-                format,
-                args.uninstall,
-                args.verbose,
-                out,
-                err,
-            )
-        }
-        Command::Template(args) => {
-            let input = args.input_of_helm_form()?;
-            let options = crate::plan::output::TemplateOptions {
-                include_crds: args.include_crds || matches!(input.target, InputTarget::Stream(_)),
-                keep_sequencing_annotations: !args.strip_sequencing_annotations
-                    && (!args.markers || args.keep_sequencing_annotations),
-                markers: args.markers,
-            };
-            commands::template(&input, args.dialect.choice(), options, out, err)
-        }
-        Command::Lint(args) => commands::lint::lint(&args.to_options()?, out, err),
-        Command::Explain(args) => {
-            commands::lint::explain(&args.rule, matches!(args.format, DocFormatArg::Json), out)
-        }
-        Command::Rules(args) => {
-            commands::lint::rules(matches!(args.format, RulesFormatArg::Json), out)
-        }
-        #[cfg(feature = "apply")]
-        Command::Apply(args) => commands::apply::apply(&args.settings()?, out, err),
-        #[cfg(feature = "apply")]
-        Command::Uninstall(a) => commands::apply::uninstall(
-            &a.release.settings(Some(&a.wait), None, a.dry_run, 0)?,
-            out,
-            err,
-        ),
-        #[cfg(feature = "apply")]
-        Command::Rollback(a) => commands::apply::rollback(
-            &commands::apply::ReleaseSettings {
-                take_ownership: a.take_ownership,
-                ..a.release
-                    .settings(Some(&a.wait), None, a.dry_run, history_max(a.history_max))?
-            },
-            a.revision.unwrap_or(0),
-            out,
-            err,
-        ),
-        #[cfg(feature = "apply")]
-        Command::History(a) => commands::apply::history(
-            &a.release.settings(None, Some(a.output), false, 0)?,
-            out,
-            err,
-        ),
-        #[cfg(feature = "apply")]
-        Command::Status(a) => commands::apply::status(
-            &a.release.settings(None, Some(a.output), false, 0)?,
-            out,
-            err,
-        ),
-        #[cfg(feature = "apply")]
-        Command::List(a) => commands::apply::list(
-            &commands::apply::ListSettings {
-                cluster: a
-                    .connection
-                    .settings(a.namespace.as_deref(), None, Some(a.output))?,
-                all_namespaces: a.all_namespaces,
-            },
-            out,
-            err,
-        ),
-        Command::Readiness(args) => commands::readiness::readiness(&args.to_settings(), out, err),
-        Command::Diff(args) => commands::diff::diff(&args.to_options()?, out, err),
-        #[cfg(feature = "lsp")]
-        Command::Lsp(_) => Err(crate::error::Error::new(
-            "the language server runs before standard output is taken (cli::main)",
-        )
-        .into()),
-        Command::Completions { shell } => generate::completions(shell, out),
-        Command::Man { dir } => generate::man(dir.as_deref(), out),
-        Command::Migrate(args) => commands::migrate::migrate(
-            &args.settings(),
-            match args.format {
-                MigrateFormatArg::Text => commands::migrate::MigrateFormat::Text,
-                MigrateFormatArg::Json => commands::migrate::MigrateFormat::Json,
-            },
-            out,
-            err,
-        ),
-    }
-}
-
 const DIFF_HELP: &str = "\
 OLD and NEW are each a chart directory, a packaged chart (.tgz), a rendered stream, `-`, or a
 chart at a git revision, REF:path (read with git, the working tree untouched; the path is
@@ -1256,6 +738,10 @@ relative to the current directory, and an existing file or directory of that nam
 
   chartseq diff HEAD~1:charts/web charts/web
   chartseq diff origin/main:charts/web charts/web --format markdown -o comment.md
+
+The helm flags (--values, --set, --release-name, --helm-timeout, ...) and the limits
+(--max-depth, ...) apply to both sides, as in the other commands; --old-values and --new-values
+add values files to one side.
 
 Exit status: 0 when the plans are the same, 1 when they differ, 2 when the diff could not run.";
 
@@ -1285,80 +771,14 @@ pub struct DiffArgs {
     /// Configuration file for the lint rules (default: .chartseq.toml from NEW or above).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Values files for both sides, as for helm (repeatable).
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
-    pub values: Vec<PathBuf>,
+    #[command(flatten)]
+    pub helm: HelmArgs,
     /// Values files for the old side only, after --values (repeatable).
     #[arg(long = "old-values", value_name = "FILE")]
     pub old_values: Vec<PathBuf>,
     /// Values files for the new side only, after --values (repeatable).
     #[arg(long = "new-values", value_name = "FILE")]
     pub new_values: Vec<PathBuf>,
-    /// Set values on the command line for both sides, as for helm (repeatable).
-    #[arg(long, value_name = "KEY=VAL")]
-    pub set: Vec<String>,
-    /// Set string values on the command line for both sides, as for helm (repeatable).
-    #[arg(long = "set-string", value_name = "KEY=VAL")]
-    pub set_string: Vec<String>,
-    /// Release name passed to helm template.
-    #[arg(
-        long = "release-name",
-        value_name = "NAME",
-        default_value = "release-name"
-    )]
-    pub release_name: String,
-    /// Namespace passed to helm template.
-    #[arg(short = 'n', long, value_name = "NS")]
-    pub namespace: Option<String>,
-    /// Kubernetes version passed to helm template.
-    #[arg(long = "kube-version", value_name = "VERSION")]
-    pub kube_version: Option<String>,
-    /// The helm binary (default: `$CHARTSEQ_HELM`, then helm on `PATH`).
-    #[arg(long, value_name = "PATH")]
-    pub helm: Option<PathBuf>,
-}
-
-impl DiffArgs {
-    /// The validated settings of this command line.
-    pub fn to_options(&self) -> Result<commands::diff::DiffOptions, commands::Failure> {
-        use crate::diff::output::DiffFormat;
-        let input = InputArgs {
-            target: PathBuf::from("-"),
-            chart: None,
-            helm: self.helm.clone(),
-            values: self.values.clone(),
-            set: self.set.clone(),
-            set_string: self.set_string.clone(),
-            release_name: self.release_name.clone(),
-            namespace: self.namespace.clone(),
-            kube_version: self.kube_version.clone(),
-            helm_timeout: 300,
-            max_depth: Limits::default().max_depth,
-            max_alias_nodes: Limits::default().max_alias_nodes,
-            max_document_bytes: Limits::default().max_document_bytes,
-            max_archive_bytes: ChartLimits::default().max_archive_bytes,
-            max_input_bytes: crate::source::read::MAX_INPUT_BYTES,
-        }
-        .to_input();
-        Ok(commands::diff::DiffOptions {
-            old: self.old.clone(),
-            new: self.new.clone(),
-            input,
-            old_values: self.old_values.clone(),
-            new_values: self.new_values.clone(),
-            format: match self.format {
-                DiffFormatArg::Text => DiffFormat::Text,
-                DiffFormatArg::Json => DiffFormat::Json,
-                DiffFormatArg::Markdown => DiffFormat::Markdown,
-                DiffFormatArg::Github => DiffFormat::Github,
-            },
-            output: self.output.file()?,
-            config: self.config.clone(),
-            step_summary: matches!(self.format, DiffFormatArg::Github)
-                .then(|| std::env::var_os("GITHUB_STEP_SUMMARY"))
-                .flatten()
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from),
-        })
-    }
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
