@@ -901,8 +901,8 @@ fn inserting_helper(model: &Model, template: FileId) -> Option<(Loc, String)> {
 
 /// The line of a helper (`define` reached from the document's template through `include` or
 /// `template`, helpers that include helpers followed) that writes the rendered line at `loc`:
-/// first the whole line as written, then its key when the key is one a person would not write
-/// twice by chance (it names a domain, or only one reachable helper line has it).
+/// first the whole line as written, then its key when the key names a domain (an
+/// annotation's).
 fn find_in_helpers(model: &Model, template: FileId, loc: Loc) -> Option<HelperHit> {
     let stream = model.sources.get(model.stream);
     let range = line_bounds(&stream.bytes, loc.span.start as usize);
@@ -913,7 +913,9 @@ fn find_in_helpers(model: &Model, template: FileId, loc: Loc) -> Option<HelperHi
     }
     let (defines, reached) = reached_helpers(model, template);
     let mut needles = vec![Needle::Line(trimmed.to_owned())];
-    if let Some(key) = line_key(trimmed) {
+    // Only a key a person would not write in two helpers by chance (an annotation's, with a
+    // domain): `name:` in some helper is no evidence that it wrote this `name:`.
+    if let Some(key) = line_key(trimmed).filter(|k| k.contains('/') || k.contains('.')) {
         needles.push(Needle::Key(key.to_owned()));
     }
     for needle in needles {
@@ -935,11 +937,6 @@ fn find_in_helpers(model: &Model, template: FileId, loc: Loc) -> Option<HelperHi
             }
         }
         hits.dedup_by(|a, b| defines[a.0].file == defines[b.0].file && a.1 == b.1);
-        if let Needle::Key(k) = &needle {
-            if hits.len() > 1 && !k.contains('/') && !k.contains('.') {
-                return None;
-            }
-        }
         let Some((i, start, line, top, call)) = hits.first().cloned() else {
             continue;
         };
