@@ -848,7 +848,8 @@ fn annotations_from_values_are_located_in_the_values_file_in_every_format() {
 /// Annotations a helper writes (`{{ include "web.annotations" . }}`, a `define` in
 /// `templates/_helpers.tpl`, through a nested helper too) are located at the helper's line in
 /// every format, with the template's `include` as a related location and in a note; a line two
-/// helpers write is not `exact`; a helper that inserts values leaves the values file's line.
+/// helpers write is not `exact`; a value the helper computes leaves its key's line; a helper that
+/// inserts values whole leaves the values file's line.
 #[test]
 fn annotations_from_helpers_are_located_at_the_helper_line_in_every_format() {
     let Some(helm) = crate::tool("helm") else {
@@ -885,6 +886,16 @@ fn annotations_from_helpers_are_located_at_the_helper_line_in_every_format() {
             format!("{dir}/templates/job.yaml"),
             7,
         ),
+        // A value the helper computes: its key's line, whole.
+        (
+            &helpers,
+            31,
+            1,
+            90,
+            true,
+            format!("{dir}/templates/store-client.yaml"),
+            6,
+        ),
         (
             &format!("{dir}/values.yaml"),
             5,
@@ -905,7 +916,7 @@ fn annotations_from_helpers_are_located_at_the_helper_line_in_every_format() {
     let human = lint("human");
     assert_eq!(
         json["diagnostics"].as_array().map(Vec::len),
-        Some(3),
+        Some(4),
         "{json}"
     );
     for (i, (file, line, column, end_column, exact, include, include_line)) in
