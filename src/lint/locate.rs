@@ -4,10 +4,12 @@
 //! The document's `# Source:` path names the template file; when the chart is on disk the
 //! rendered line is looked up in the template text: first the whole line as written, then its
 //! key (`helm.sh/depends-on/resource-groups:`). A template that renders several documents (a
-//! `range`) is matched occurrence by occurrence. When neither is in the template (the line
-//! comes from a helper in `_helpers.tpl` or from values) the rendered line is shown and a note
-//! says so. Without the chart on disk, the location is the `# Source:` path with the line
-//! counted from the start of the rendered document.
+//! `range`) is matched occurrence by occurrence. When neither is in the template, the line a
+//! values file sets (inserted whole by `toYaml`) or, failing that, the line of a helper the
+//! template includes (a `define` of the chart's templates, helpers it includes followed) is
+//! shown, with the template line that puts it in as a related label; found nowhere, the
+//! rendered line is shown and a note says so. Without the chart on disk, the location is the
+//! `# Source:` path with the line counted from the start of the rendered document.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -40,8 +42,8 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
     if let Some(note) = &primary.fallback {
         notes.push(crate::safe::one_line(note).into_owned());
     }
-    if primary.approximate {
-        notes.push("the template writes this line in several places (a `range` or an `if`) and which one rendered it cannot be told: the line shown is approximate".to_owned());
+    if let Some(why) = &primary.approximate {
+        notes.push(why.clone());
     }
     let mut guessed = false;
     let location = match (primary.template, primary.doc) {
@@ -51,6 +53,13 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
                 message: d.label.clone(),
                 primary: true,
             });
+            if let Some((at, message)) = &primary.inserted_by {
+                labels.push(Label {
+                    loc: *at,
+                    message: message.clone(),
+                    primary: false,
+                });
+            }
             if primary.rendered.is_some() {
                 labels.push(Label {
                     loc: d.loc,
@@ -94,6 +103,10 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         .doc
         .and_then(|doc| model.documents[doc].source_path.clone());
     let reference_severity = reference_note(model, d.rule.code, severity, &mut notes);
+    let inserted_by = primary
+        .inserted_by
+        .as_ref()
+        .map(|(at, _)| position(model.sources.get(at.file), at.span, None));
     Finding {
         code: d.rule.code,
         name: d.rule.name,
@@ -108,7 +121,8 @@ pub fn finding(ctx: &Context, d: Diagnostic) -> Finding {
         labels,
         source_path,
         guessed,
-        approximate: primary.approximate,
+        approximate: primary.approximate.is_some(),
+        inserted_by,
         value_sets: Vec::new(),
         reference_severity,
     }
@@ -202,8 +216,13 @@ struct Mapped {
     rendered: Option<Position>,
     doc: Option<DocId>,
     fallback: Option<String>,
-    /// The template writes the line in several places and the one shown is a best guess.
-    approximate: bool,
+    /// The line is written in several places and the one shown is a best guess: why.
+    approximate: Option<String>,
+    /// Where the document's template puts the line in: the `include` of the helper that writes
+    /// it, or the line that inserts values; with what to say there.
+    inserted_by: Option<(Loc, String)>,
+    /// Where the line is written when not in the template, in a few words.
+    elsewhere: Option<String>,
 }
 
 /// Where a span is shown to the user: its template line when it maps to one, else itself.
@@ -242,7 +261,9 @@ fn map(model: &Model, loc: Loc) -> Mapped {
             rendered: None,
             doc: None,
             fallback: None,
-            approximate: false,
+            approximate: None,
+            inserted_by: None,
+            elsewhere: None,
         };
     }
     let stream = model.sources.get(model.stream);
@@ -254,7 +275,9 @@ fn map(model: &Model, loc: Loc) -> Mapped {
             rendered,
             doc,
             fallback: None,
-            approximate: false,
+            approximate: None,
+            inserted_by: None,
+            elsewhere: None,
         };
     };
     let (found, approximate) = match find_in_template(model, doc_id, template, loc) {
@@ -262,21 +285,55 @@ fn map(model: &Model, loc: Loc) -> Mapped {
         None => (None, false),
     };
     // Not in the template: a value it inserts (`toYaml .Values.x.annotations`) is written in a
-    // values file; its line there is the one to edit.
+    // values file; its line there is the one to edit. Else a helper it includes may write it.
     if found.is_none() {
-        if let Some((at, several)) = find_in_values(model, loc) {
+        if let Some(mapped) = from_values(model, template, loc) {
             return Mapped {
-                template: Some(at),
+                rendered,
+                doc,
+                ..mapped
+            };
+        }
+        if let Some(hit) = find_in_helpers(model, template, loc) {
+            let include = position(model.sources.get(template), hit.include.span, None);
+            let through = if hit.included == hit.name {
+                String::new()
+            } else {
+                format!(" through `{}`", hit.included)
+            };
+            return Mapped {
+                template: Some(hit.at),
                 rendered,
                 doc,
                 fallback: Some(format!(
-                    "{}{} inserts this line from values: the values file's line is shown",
-                    model.sources.get(template).name,
-                    inserting_line(model.sources.get(template))
-                        .map(|l| format!(":{l}"))
-                        .unwrap_or_default()
+                    "the helper `{}` writes this line and {}:{} includes it{through}: the helper's line is shown",
+                    hit.name, include.file, include.line
                 )),
-                approximate: several,
+                approximate: (hit.several.len() > 1).then(|| {
+                    format!(
+                        "several helper lines write this line ({}) and which one rendered it cannot be told: the line shown is approximate",
+                        hit.several
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
+                elsewhere: Some(format!(
+                    "the helper `{}` writes it and {}:{} includes it{through}",
+                    hit.name, include.file, include.line
+                )),
+                inserted_by: Some((
+                    hit.include,
+                    if hit.included == hit.name {
+                        format!("includes `{}`, which writes this line", hit.name)
+                    } else {
+                        format!(
+                            "includes `{}`, whose helper `{}` writes this line",
+                            hit.included, hit.name
+                        )
+                    },
+                )),
             };
         }
     }
@@ -291,8 +348,66 @@ fn map(model: &Model, loc: Loc) -> Mapped {
         rendered,
         doc,
         fallback,
-        approximate,
+        approximate: approximate.then(|| "the template writes this line in several places (a `range` or an `if`) and which one rendered it cannot be told: the line shown is approximate".to_owned()),
+        inserted_by: None,
+        elsewhere: None,
     }
+}
+
+/// A line the template inserts whole from values, at its line in the values file, with the
+/// template's line (or `include` of the helper) that inserts it.
+fn from_values(model: &Model, template: FileId, loc: Loc) -> Option<Mapped> {
+    let (at, several) = find_in_values(model, loc)?;
+    let template_file = model.sources.get(template);
+    // The template's own `toYaml` line, else the `include` of the helper that has one.
+    let (inserted_by, through) = match inserting_line(template_file) {
+        Some(l) => {
+            let range = template_file
+                .lines()
+                .line_range(&template_file.bytes, u32::try_from(l).ok()?)?;
+            let text = String::from_utf8_lossy(&template_file.bytes[range.clone()]);
+            let indent = text.len() - text.trim_start().len();
+            let end = range.start + text.trim_end().len();
+            let at = Loc {
+                file: template,
+                span: Span {
+                    start: (range.start + indent) as u32,
+                    end: end as u32,
+                },
+            };
+            (
+                Some((at, "inserts this line from values".to_owned())),
+                format!("{}:{l}", template_file.name),
+            )
+        }
+        None => match inserting_helper(model, template) {
+            Some((include, name)) => {
+                let p = position(template_file, include.span, None);
+                (
+                    Some((
+                        include,
+                        format!("includes `{name}`, which inserts this line from values"),
+                    )),
+                    format!("{}:{} (through `{name}`)", p.file, p.line),
+                )
+            }
+            None => (None, template_file.name.clone()),
+        },
+    };
+    Some(Mapped {
+        template: Some(at),
+        rendered: None,
+        doc: None,
+        fallback: Some(format!(
+            "{through} inserts this line from values: the values file's line is shown"
+        )),
+        elsewhere: Some(format!(
+            "{} sets it and {through} inserts it",
+            model.sources.get(at.file).name
+        )),
+        approximate: several.then(|| "several lines of the values files read as this line and helm merges the later files over the earlier: the last is shown, approximate".to_owned()),
+        inserted_by,
+    })
 }
 
 /// The template (or chart file) location of a span in the rendered stream, when the line is
@@ -300,6 +415,13 @@ fn map(model: &Model, loc: Loc) -> Mapped {
 #[must_use]
 pub fn template_loc(model: &Model, loc: Loc) -> Option<Loc> {
     map(model, loc).template
+}
+
+/// Where a rendered line that its template does not write comes from, when that is found (a
+/// helper's line, a values file's line), in a few words.
+#[must_use]
+pub fn written_elsewhere(model: &Model, loc: Loc) -> Option<String> {
+    map(model, loc).elsewhere
 }
 
 /// The `# Source:` path with the line counted from the start of the rendered document.
@@ -521,7 +643,6 @@ fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Op
     if trimmed.is_empty() {
         return None;
     }
-    let indent = rendered_line.len() - rendered_line.trim_start().len();
     let template_file = model.sources.get(template);
     let template_text: Cow<str> = String::from_utf8_lossy(&template_file.bytes);
     let mut needles = vec![Needle::Line(trimmed.to_owned())];
@@ -587,23 +708,7 @@ fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Op
         let Some(&(start, line)) = chosen else {
             continue;
         };
-        let t_indent = line.len() - line.trim_start().len();
-        let t_trimmed = line.trim();
-        let (col_start, col_end) = match needle {
-            Needle::Line(_) => {
-                // Same text: keep the columns of the rendered span.
-                let rel_start = (loc.span.start as usize).saturating_sub(range.start + indent);
-                let rel_end = (loc.span.end as usize)
-                    .min(range.end)
-                    .saturating_sub(range.start + indent)
-                    .max(rel_start);
-                (
-                    t_indent + rel_start.min(t_trimmed.len()),
-                    t_indent + rel_end.min(t_trimmed.len()),
-                )
-            }
-            Needle::Key(_) => (t_indent, t_indent + t_trimmed.len()),
-        };
+        let (col_start, col_end) = columns(&needle, line, loc, &range, &rendered_line);
         return Some((
             Loc {
                 file: template,
@@ -616,6 +721,283 @@ fn find_in_template(model: &Model, doc: DocId, template: FileId, loc: Loc) -> Op
         ));
     }
     None
+}
+
+/// A `define` block of a chart template: its name and its body (the bytes between the
+/// `define` action and its `end`).
+struct Define {
+    name: String,
+    file: FileId,
+    body: std::ops::Range<usize>,
+}
+
+/// The template actions of a text: the byte range of each `{{ … }}` and its words with the
+/// trim markers and blanks taken off. Comments (`{{/* … */}}`) are left out.
+fn actions(text: &str) -> Vec<(std::ops::Range<usize>, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|i| from + i) {
+        let Some(close) = text[open + 2..].find("}}").map(|i| open + 2 + i) else {
+            break;
+        };
+        let inner = text[open + 2..close]
+            .strip_prefix('-')
+            .unwrap_or(&text[open + 2..close]);
+        let inner = inner.strip_suffix('-').unwrap_or(inner).trim();
+        if !inner.starts_with("/*") {
+            out.push((open..close + 2, inner));
+        }
+        from = close + 2;
+    }
+    out
+}
+
+/// The quoted name an action word is followed by (`define "x.labels"` → `x.labels`).
+fn quoted_after<'t>(inner: &'t str, word: &str) -> Vec<&'t str> {
+    let mut names = Vec::new();
+    let mut rest = inner;
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + word.len()..].trim_start();
+        rest = &rest[i + word.len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        let Some(quote) = after.chars().next().filter(|c| *c == '"' || *c == '`') else {
+            continue;
+        };
+        if let Some(end) = after[1..].find(quote) {
+            names.push(&after[1..=end]);
+        }
+    }
+    names
+}
+
+/// Every `define` of the charts' templates (`_helpers.tpl` and any other file under
+/// `templates/`): helm shares them across a chart and its subcharts.
+fn defines(model: &Model) -> Vec<Define> {
+    let mut out = Vec::new();
+    for info in model.charts.iter().filter_map(|c| c.info.as_ref()) {
+        for (rel, &file) in &info.files {
+            if !rel.starts_with("templates/") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&model.sources.get(file).bytes);
+            // Open blocks: the body's start and the name for a `define`, `None` otherwise.
+            let mut open: Vec<Option<(String, usize)>> = Vec::new();
+            for (range, inner) in actions(&text) {
+                let word = inner.split_whitespace().next().unwrap_or_default();
+                match word {
+                    "define" => open.push(
+                        quoted_after(inner, "define")
+                            .first()
+                            .map(|n| ((*n).to_owned(), range.end)),
+                    ),
+                    "if" | "range" | "with" | "block" => open.push(None),
+                    "end" => {
+                        if let Some(Some((name, start))) = open.pop() {
+                            out.push(Define {
+                                name,
+                                file,
+                                body: start..range.start,
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where a helper writes a rendered line.
+struct HelperHit {
+    /// The helper's line (the columns of the rendered span when the whole line is there).
+    at: Loc,
+    /// Several helper lines could have written it: the first is shown, not exact.
+    several: Vec<String>,
+    /// The helper's name.
+    name: String,
+    /// The helper the document's template includes to reach it (the same, or one that
+    /// includes it), and that `include` action.
+    included: String,
+    include: Loc,
+}
+
+/// A helper reached from a template: the index of its `define`, and the helper the template
+/// includes to reach it with that action's byte range.
+type Reached = (usize, String, std::ops::Range<usize>);
+
+/// The names an action calls a helper by (`include "x"`, `template "x"`).
+fn called(inner: &str) -> Vec<&str> {
+    let mut names = quoted_after(inner, "include");
+    names.extend(quoted_after(inner, "template"));
+    names
+}
+
+/// The helpers a template includes, helpers included by helpers followed (each once).
+fn reached_helpers(model: &Model, template: FileId) -> (Vec<Define>, Vec<Reached>) {
+    let template_text = String::from_utf8_lossy(&model.sources.get(template).bytes).into_owned();
+    if !template_text.contains("include") && !template_text.contains("template") {
+        return (Vec::new(), Vec::new());
+    }
+    let defines = defines(model);
+    let mut reached = Vec::new();
+    let mut queue: std::collections::VecDeque<(String, String, std::ops::Range<usize>)> =
+        actions(&template_text)
+            .into_iter()
+            .flat_map(|(range, inner)| {
+                called(inner)
+                    .into_iter()
+                    .map(move |n| (n.to_owned(), n.to_owned(), range.clone()))
+            })
+            .collect();
+    let mut seen = BTreeSet::new();
+    while let Some((name, top, call)) = queue.pop_front() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        for (i, d) in defines.iter().enumerate().filter(|(_, d)| d.name == name) {
+            reached.push((i, top.clone(), call.clone()));
+            let text = String::from_utf8_lossy(&model.sources.get(d.file).bytes);
+            for (_, inner) in actions(&text[d.body.clone()]) {
+                queue.extend(
+                    called(inner)
+                        .into_iter()
+                        .map(|n| (n.to_owned(), top.clone(), call.clone())),
+                );
+            }
+        }
+    }
+    (defines, reached)
+}
+
+/// The action of a template that includes a helper inserting values whole (`toYaml .Values…`
+/// in its body): the `include` and the helper's name, when exactly one such helper is reached.
+fn inserting_helper(model: &Model, template: FileId) -> Option<(Loc, String)> {
+    let (defines, reached) = reached_helpers(model, template);
+    let mut inserting = reached.iter().filter(|(i, _, _)| {
+        let d = &defines[*i];
+        let text = String::from_utf8_lossy(&model.sources.get(d.file).bytes);
+        text[d.body.clone()]
+            .lines()
+            .any(|l| l.contains("toYaml") && l.contains(".Values"))
+    });
+    let (_, top, call) = inserting.next()?;
+    inserting.next().is_none().then(|| {
+        (
+            Loc {
+                file: template,
+                span: Span {
+                    start: call.start as u32,
+                    end: call.end as u32,
+                },
+            },
+            top.clone(),
+        )
+    })
+}
+
+/// The line of a helper (`define` reached from the document's template through `include` or
+/// `template`, helpers that include helpers followed) that writes the rendered line at `loc`:
+/// first the whole line as written, then its key when the key names a domain (an
+/// annotation's).
+fn find_in_helpers(model: &Model, template: FileId, loc: Loc) -> Option<HelperHit> {
+    let stream = model.sources.get(model.stream);
+    let range = line_bounds(&stream.bytes, loc.span.start as usize);
+    let rendered_line = String::from_utf8_lossy(&stream.bytes[range.clone()]).into_owned();
+    let trimmed = rendered_line.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let (defines, reached) = reached_helpers(model, template);
+    let mut needles = vec![Needle::Line(trimmed.to_owned())];
+    // Only a key a person would not write in two helpers by chance (an annotation's, with a
+    // domain): `name:` in some helper is no evidence that it wrote this `name:`.
+    if let Some(key) = line_key(trimmed).filter(|k| k.contains('/') || k.contains('.')) {
+        needles.push(Needle::Key(key.to_owned()));
+    }
+    for needle in needles {
+        // (define, line start in its file, line text, the included helper, its action)
+        let mut hits: Vec<(usize, usize, String, String, std::ops::Range<usize>)> = Vec::new();
+        for (i, top, call) in &reached {
+            let d = &defines[*i];
+            let text = String::from_utf8_lossy(&model.sources.get(d.file).bytes);
+            for (start, line) in lines(&text[d.body.clone()]) {
+                if needle.matches(line) {
+                    hits.push((
+                        *i,
+                        d.body.start + start,
+                        line.to_owned(),
+                        top.clone(),
+                        call.clone(),
+                    ));
+                }
+            }
+        }
+        hits.dedup_by(|a, b| defines[a.0].file == defines[b.0].file && a.1 == b.1);
+        let Some((i, start, line, top, call)) = hits.first().cloned() else {
+            continue;
+        };
+        let (col_start, col_end) = columns(&needle, &line, loc, &range, &rendered_line);
+        let d = &defines[i];
+        let several = if hits.len() > 1 {
+            let mut names: Vec<String> = hits.iter().map(|h| defines[h.0].name.clone()).collect();
+            names.dedup();
+            names
+        } else {
+            Vec::new()
+        };
+        return Some(HelperHit {
+            at: Loc {
+                file: d.file,
+                span: Span {
+                    start: (start + col_start) as u32,
+                    end: (start + col_end) as u32,
+                },
+            },
+            several,
+            name: d.name.clone(),
+            included: top,
+            include: Loc {
+                file: template,
+                span: Span {
+                    start: call.start as u32,
+                    end: call.end as u32,
+                },
+            },
+        });
+    }
+    None
+}
+
+/// The columns (from the line's start) of the template line that rendered `loc`: those of
+/// the rendered span when the whole line is the same, else the line's text.
+fn columns(
+    needle: &Needle,
+    line: &str,
+    loc: Loc,
+    range: &std::ops::Range<usize>,
+    rendered_line: &str,
+) -> (usize, usize) {
+    let indent = rendered_line.len() - rendered_line.trim_start().len();
+    let t_indent = line.len() - line.trim_start().len();
+    let t_trimmed = line.trim();
+    match needle {
+        Needle::Line(_) => {
+            let rel_start = (loc.span.start as usize).saturating_sub(range.start + indent);
+            let rel_end = (loc.span.end as usize)
+                .min(range.end)
+                .saturating_sub(range.start + indent)
+                .max(rel_start);
+            (
+                t_indent + rel_start.min(t_trimmed.len()),
+                t_indent + rel_end.min(t_trimmed.len()),
+            )
+        }
+        Needle::Key(_) => (t_indent, t_indent + t_trimmed.len()),
+    }
 }
 
 #[cfg(test)]
@@ -640,6 +1022,27 @@ mod tests {
             by_context("metadata:\n  k: 3\n", 12, same, &candidates),
             None
         );
+    }
+
+    #[test]
+    fn helpers_are_read_from_actions() {
+        let text = "{{/* a comment: {{ define \"no\" }} */}}\n{{- define \"x.a\" -}}\n{{- if .v }}\nk: 1\n{{- end }}\n{{ include \"x.b\" . | nindent 2 }}\n{{- end }}\n";
+        let found: Vec<&str> = actions(text).into_iter().map(|(_, inner)| inner).collect();
+        assert_eq!(
+            found,
+            [
+                "define \"x.a\"",
+                "if .v",
+                "end",
+                "include \"x.b\" . | nindent 2",
+                "end"
+            ]
+        );
+        assert_eq!(called("include \"x.b\" . | nindent 2"), ["x.b"]);
+        assert_eq!(called("template `x.c` ."), ["x.c"]);
+        // `tpl` and names that merely end in the word are not calls.
+        assert!(called("tpl .Values.x . | myinclude \"y\"").is_empty());
+        assert_eq!(quoted_after("define \"x.a\"", "define"), ["x.a"]);
     }
 
     #[test]

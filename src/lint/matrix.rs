@@ -190,6 +190,7 @@ mod tests {
             source_path: None,
             guessed: false,
             approximate: false,
+            inserted_by: None,
             value_sets: Vec::new(),
             reference_severity: None,
         }

@@ -220,6 +220,9 @@ pub struct Finding {
     /// `location` is one of several template lines that could have rendered the finding's
     /// line, and nothing told which: not exact.
     pub approximate: bool,
+    /// The template line that puts `location`'s text in, when `location` is elsewhere: the
+    /// `include` of the helper that writes it, or the line that inserts it from values.
+    pub inserted_by: Option<Position>,
     /// With `--values-matrix`: the value sets the finding appears under (empty otherwise).
     pub value_sets: Vec<String>,
     /// The reference implementation's `helm lint` severity (`error`, `warning`, or `none`

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::{FileEdit, Manual, ManualEdit, Mapping, Res};
-use crate::lint::locate::{line_bounds, template_loc};
+use crate::lint::locate::{line_bounds, template_loc, written_elsewhere};
 use crate::model::annotations::{DEPENDS_ON_GROUPS, RESOURCE_GROUP};
 use crate::model::{DocId, Model};
 use crate::parse::Span;
@@ -419,7 +419,12 @@ fn literal_line(
         }),
         None => Err(Refusal {
             at: Some(rendered),
-            reason: "the annotation comes from a helper or from values, not from the template: change it where it is written".to_owned(),
+            reason: match written_elsewhere(model, rendered) {
+                Some(where_) => {
+                    format!("the annotation is not written in the template ({where_}): change it there")
+                }
+                None => "the annotation comes from a helper or from values, not from the template: change it where it is written".to_owned(),
+            },
         }),
     }
 }

@@ -17,9 +17,18 @@ impl Reporter for Concise {
             } else {
                 ""
             };
+            // Where the template puts in a helper's or a values file's line.
+            let inserted = f.inserted_by.as_ref().map_or(String::new(), |p| {
+                format!(" (inserted by {}:{})", safe::one_line(&p.file), p.line)
+            });
+            let approximate = if f.approximate {
+                " (approximate line)"
+            } else {
+                ""
+            };
             writeln!(
                 out,
-                "{}:{}:{}: {} [{}] {}{guessed}",
+                "{}:{}:{}: {} [{}] {}{guessed}{approximate}{inserted}",
                 safe::one_line(&f.location.file),
                 f.location.line,
                 f.location.column,

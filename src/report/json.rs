@@ -79,6 +79,9 @@ pub(crate) fn diagnostic(f: &crate::lint::Finding) -> Value {
             "column": r.column,
         })),
     });
+    if let Some(p) = &f.inserted_by {
+        d["inserted_by"] = json!({ "file": p.file, "line": p.line, "column": p.column });
+    }
     if !f.value_sets.is_empty() {
         d["value_sets"] = json!(f.value_sets);
     }

@@ -205,10 +205,10 @@ fn sarif_is_valid_and_complete() {
     );
 }
 
-/// A key written by a helper has no line in the template: the result names the template file
-/// without a made-up region, and the validators accept it (SARIF2017 only advises a region).
+/// A key written by a helper is located at the helper's line in `_helpers.tpl`, the template's
+/// `include` of it as a related location, and the validators accept it.
 #[test]
-fn sarif_of_a_helper_line_is_file_level() {
+fn sarif_of_a_helper_line_is_the_helper_line() {
     let Some(helm) = tool("helm") else {
         return;
     };
@@ -226,7 +226,7 @@ fn sarif_of_a_helper_line_is_file_level() {
         .arg("--helm")
         .arg(&helm));
     assert_eq!(code, 1, "{stdout}{stderr}");
-    validate_sarif(&path, &["SARIF2017"]);
+    validate_sarif(&path, &[]);
     let sarif: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("sarif")).expect("json");
     let results = sarif["runs"][0]["results"].as_array().expect("results");
@@ -237,11 +237,29 @@ fn sarif_of_a_helper_line_is_file_level() {
     let physical = &helper["locations"][0]["physicalLocation"];
     assert_eq!(
         physical["artifactLocation"]["uri"],
-        "fixtures/lint/e2e/mychart/templates/job.yaml"
+        "fixtures/lint/e2e/mychart/templates/_helpers.tpl"
     );
-    assert!(physical.get("region").is_none(), "{helper}");
-    // Every other result has its template line.
-    for r in results.iter().filter(|r| r["ruleId"] != "CS305") {
+    assert_eq!(physical["region"]["startLine"], 2, "{helper}");
+    assert_eq!(physical["region"]["startColumn"], 25, "{helper}");
+    let include = helper["relatedLocations"]
+        .as_array()
+        .expect("related locations")
+        .iter()
+        .find(|r| {
+            r["physicalLocation"]["artifactLocation"]["uri"]
+                == "fixtures/lint/e2e/mychart/templates/job.yaml"
+        })
+        .expect("the template's include");
+    assert_eq!(
+        include["physicalLocation"]["region"]["startLine"], 6,
+        "{include}"
+    );
+    assert_eq!(
+        include["message"]["text"],
+        "includes `mychart.gate`, which writes this line"
+    );
+    // Every result has its template line.
+    for r in results {
         let region = &r["locations"][0]["physicalLocation"]["region"];
         assert!(region["startLine"].as_u64().is_some_and(|l| l > 1), "{r}");
     }

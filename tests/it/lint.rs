@@ -602,8 +602,8 @@ fn template_lines_through_real_helm() {
             found[0]
         );
     }
-    // A key written by a helper falls back to the rendered line, and says so: the value
-    // `migrate` of the line the helper wrote in helm's output.
+    // A key written by a helper is located at the helper's line (the value `migrate`), the
+    // template's `include` of it in a note and as `inserted_by`; the rendered line beside.
     let helpers: Vec<_> = diagnostics
         .iter()
         .filter(|d| d["code"] == "CS305")
@@ -614,18 +614,27 @@ fn template_lines_through_real_helm() {
         "{stdout}"
     );
     let helper = helpers.first().expect("the CS305 finding from the helper");
-    assert!(helper["notes"].to_string().contains("helper"), "{helper}");
+    assert!(
+        helper["notes"].to_string().contains(
+            "the helper `mychart.gate` writes this line and fixtures/lint/e2e/mychart/templates/job.yaml:6 includes it"
+        ),
+        "{helper}"
+    );
+    assert_eq!(
+        helper["location"],
+        json!({"file": "fixtures/lint/e2e/mychart/templates/_helpers.tpl", "line": 2, "column": 25,
+               "end_line": 2, "end_column": 32, "exact": true})
+    );
+    assert_eq!(
+        helper["inserted_by"],
+        json!({"file": "fixtures/lint/e2e/mychart/templates/job.yaml", "line": 6, "column": 5})
+    );
     let (line, text) = rendered
         .lines()
         .enumerate()
         .find(|(_, l)| l.trim() == "helm.sh/resource-group: migrate")
         .expect("the helper's line in helm's output");
     let column = text.find("migrate").expect("value") + 1;
-    assert_eq!(
-        helper["location"],
-        json!({"file": rendered_file, "line": line + 1, "column": column,
-               "end_line": line + 1, "end_column": column + "migrate".len(), "exact": true})
-    );
     assert_eq!(
         helper["rendered"],
         json!({"file": rendered_file, "line": line + 1, "column": column})
@@ -834,4 +843,148 @@ fn annotations_from_values_are_located_in_the_values_file_in_every_format() {
     assert_eq!(at["region"]["startLine"], 5, "{at}");
     let junit = lint("junit");
     assert!(junit.contains(&format!("{place}:5:3")), "{junit}");
+}
+
+/// Annotations a helper writes (`{{ include "web.annotations" . }}`, a `define` in
+/// `templates/_helpers.tpl`, through a nested helper too) are located at the helper's line in
+/// every format, with the template's `include` as a related location and in a note; a line two
+/// helpers write is not `exact`; a value the helper computes leaves its key's line; a helper that
+/// inserts values whole leaves the values file's line.
+#[test]
+fn annotations_from_helpers_are_located_at_the_helper_line_in_every_format() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let dir = "fixtures/lint/annotations-from-helpers/chart";
+    let lint = |format: &str| {
+        let (code, out, err) = run(chartseq()
+            .args([
+                "lint", dir, "--ignore", "CS203", "--format", format, "--helm",
+            ])
+            .arg(&helm));
+        assert_eq!(code, 1, "{format}: {out}{err}");
+        out
+    };
+    let helpers = format!("{dir}/templates/_helpers.tpl");
+    // (finding's place, line, column, end column, exact, the template's include line)
+    let expected = [
+        (
+            &helpers,
+            12,
+            37,
+            51,
+            true,
+            format!("{dir}/templates/web.yaml"),
+            8,
+        ),
+        (
+            &helpers,
+            21,
+            37,
+            48,
+            false,
+            format!("{dir}/templates/job.yaml"),
+            7,
+        ),
+        // A value the helper computes: its key's line, whole.
+        (
+            &helpers,
+            31,
+            1,
+            90,
+            true,
+            format!("{dir}/templates/store-client.yaml"),
+            6,
+        ),
+        (
+            &format!("{dir}/values.yaml"),
+            5,
+            5,
+            52,
+            true,
+            format!("{dir}/templates/worker.yaml"),
+            6,
+        ),
+    ];
+    let json: serde_json::Value = serde_json::from_str(&lint("json")).expect("json");
+    let sarif: serde_json::Value = serde_json::from_str(&lint("sarif")).expect("sarif");
+    let concise = lint("concise");
+    let concise: Vec<&str> = concise.lines().collect();
+    let github = lint("github");
+    let github: Vec<&str> = github.lines().collect();
+    let junit = lint("junit");
+    let human = lint("human");
+    assert_eq!(
+        json["diagnostics"].as_array().map(Vec::len),
+        Some(4),
+        "{json}"
+    );
+    for (i, (file, line, column, end_column, exact, include, include_line)) in
+        expected.iter().enumerate()
+    {
+        let d = &json["diagnostics"][i];
+        assert_eq!(d["code"], "CS101");
+        assert_eq!(
+            d["location"],
+            json!({"file": file, "line": line, "column": column, "end_line": line, "end_column": end_column, "exact": exact}),
+            "{d}"
+        );
+        assert_eq!(
+            d["inserted_by"],
+            json!({"file": include, "line": include_line, "column": 5}),
+            "{d}"
+        );
+        let note = format!("{include}:{include_line}");
+        assert!(
+            d["notes"]
+                .as_array()
+                .expect("notes")
+                .iter()
+                .any(|n| n.as_str().is_some_and(|n| n.contains(&note))),
+            "{d}"
+        );
+        let approximate = if *exact { "" } else { " (approximate line)" };
+        assert!(
+            concise[i].starts_with(&format!("{file}:{line}:{column}: CS101 [error] "))
+                && concise[i].ends_with(&format!(
+                    "{approximate} (inserted by {include}:{include_line})"
+                )),
+            "{}",
+            concise[i]
+        );
+        assert!(
+            github[i].starts_with(&format!(
+                "::error file={file},line={line},col={column},endLine={line},endColumn={end_column},"
+            )) && github[i].contains(&note),
+            "{}",
+            github[i]
+        );
+        let result = &sarif["runs"][0]["results"][i];
+        let at = &result["locations"][0]["physicalLocation"];
+        assert_eq!(at["artifactLocation"]["uri"], json!(file), "{at}");
+        assert_eq!(at["region"]["startLine"], json!(line), "{at}");
+        assert_eq!(at["region"]["startColumn"], json!(column), "{at}");
+        assert!(
+            result["relatedLocations"]
+                .as_array()
+                .expect("related locations")
+                .iter()
+                .any(
+                    |r| r["physicalLocation"]["artifactLocation"]["uri"] == json!(include)
+                        && r["physicalLocation"]["region"]["startLine"] == json!(include_line)
+                ),
+            "{result}"
+        );
+        assert!(
+            junit.contains(&format!(
+                "{file}:{line}:{column}: CS101 [error] resource group"
+            )) && junit.contains(&note),
+            "{junit}"
+        );
+        assert!(
+            human.contains(&format!("┌─ {file}:{line}:{column}\n"))
+                && human.contains(&format!("┌─ {include}:{include_line}:5\n")),
+            "{human}"
+        );
+    }
 }

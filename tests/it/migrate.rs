@@ -618,3 +618,50 @@ fn a_pending_manual_edit_exits_1() {
         "{report}"
     );
 }
+
+/// A manual edit names the line a person edits, not the rendered stream: the helper's line in
+/// `_helpers.tpl` when a helper writes the annotation (`fixtures/migrate/argo/helper-annotations`),
+/// the values file's line when a template inserts it from values
+/// (`fixtures/migrate/argo/values-annotations`), the template's line that puts it in named in
+/// the reason; in the text report and in JSON.
+#[test]
+fn a_manual_edit_names_the_helper_or_values_line() {
+    let Some(helm) = tool("helm") else { return };
+    for (fixture, file, line, through) in [
+        (
+            "migrate/argo/helper-annotations",
+            "helper-annotations/templates/_helpers.tpl",
+            3,
+            "the helper `helper-annotations.worker` writes it and helper-annotations/templates/worker.yaml:6 includes it",
+        ),
+        (
+            "migrate/argo/values-annotations",
+            "values-annotations/values.yaml",
+            3,
+            "values-annotations/values.yaml sets it and values-annotations/templates/worker.yaml:6 inserts it",
+        ),
+    ] {
+        let (tmp, chart) = copy(fixture);
+        let (code, _, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+        assert_eq!(code, 1, "{report}");
+        assert!(
+            report.contains(&format!("  {file}:{line}: ConfigMap/worker: ")),
+            "{report}"
+        );
+        let (_, out, _) = migrate(
+            &helm,
+            tmp.path(),
+            &[&chart, "--from", "argo", "--format", "json"],
+        );
+        let v = json(&out);
+        assert_eq!(v["manual"].as_array().map(Vec::len), Some(1), "{out}");
+        assert_eq!(v["manual"][0]["file"], file, "{out}");
+        assert_eq!(v["manual"][0]["line"], line, "{out}");
+        assert!(
+            v["manual"][0]["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains(through)),
+            "{out}"
+        );
+    }
+}

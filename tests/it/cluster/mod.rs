@@ -23,6 +23,7 @@ mod order;
 mod order_requests;
 mod plugin;
 mod preview;
+mod readme;
 mod reference;
 mod reuse;
 mod rollback;
