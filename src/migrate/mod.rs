@@ -136,7 +136,10 @@ pub struct Res {
     pub api_version: String,
     pub kind: String,
     pub namespace: Option<String>,
+    /// The name, or the `metadata.generateName` prefix of an object named only by it.
     pub name: String,
+    /// Named only by `metadata.generateName` (`name` is the prefix).
+    pub generated: bool,
 }
 
 impl Res {
@@ -148,6 +151,23 @@ impl Res {
             kind: r.id.kind.clone(),
             namespace: r.id.namespace.clone(),
             name: r.id.name.clone(),
+            generated: false,
+        })
+    }
+
+    /// A resource, or an object named only by `metadata.generateName` (Argo CD names such a
+    /// hook when it creates it; Helm cannot install it).
+    #[must_use]
+    pub fn of_any(model: &Model, doc: DocId) -> Option<Self> {
+        Res::of(model, doc).or_else(|| {
+            let r = model.generated(doc)?;
+            Some(Res {
+                api_version: r.api_version.clone(),
+                kind: r.id.kind.clone(),
+                namespace: r.id.namespace.clone(),
+                name: r.id.name.clone(),
+                generated: true,
+            })
         })
     }
 }
@@ -155,6 +175,9 @@ impl Res {
 impl std::fmt::Display for Res {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.kind, self.name)?;
+        if self.generated {
+            f.write_str("*")?;
+        }
         if let Some(ns) = &self.namespace {
             write!(f, " (namespace {ns})")?;
         }
@@ -358,4 +381,9 @@ fn relative_to(root: &Path, file: &Path) -> Option<PathBuf> {
 /// The `ResourceId` key a resource is matched by across the original and migrated models.
 fn identity(model: &Model, doc: DocId) -> Option<ResourceId> {
     model.resource(doc).map(|r| r.id.clone())
+}
+
+/// The identity of an object named only by `metadata.generateName` (its prefix as the name).
+fn generated_identity(model: &Model, doc: DocId) -> Option<ResourceId> {
+    model.generated(doc).map(|r| r.id.clone())
 }

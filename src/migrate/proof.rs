@@ -215,6 +215,18 @@ pub(super) fn place(model: &Model, doc: DocId) -> String {
     let Some(r) = model.resource(doc) else {
         return String::new();
     };
+    kind_place(model, r)
+}
+
+/// [`place`], also for an object named only by `metadata.generateName`.
+fn place_any(model: &Model, doc: DocId) -> String {
+    match model.resource(doc).or_else(|| model.generated(doc)) {
+        Some(r) => kind_place(model, r),
+        None => String::new(),
+    }
+}
+
+fn kind_place(model: &Model, r: &model::Resource) -> String {
     let loc = template_loc(model, r.kind_loc).unwrap_or(r.kind_loc);
     let f = model.sources.get(loc.file);
     format!("{}:{}", f.name, f.line_col(loc.span.start).line)
@@ -386,6 +398,29 @@ pub(super) fn prove(
     let mut seen: BTreeSet<(ResourceId, ResourceId)> = BTreeSet::new();
     let mut check = |a: DocId, b: DocId, proof: &mut Proof| {
         let (Some(ia), Some(ib)) = (super::identity(model, a), super::identity(model, b)) else {
+            // An object named only by `generateName` is in the tool's order (Argo CD names it
+            // when it creates it) and can be in no HIP-0025 order until it has a name.
+            let any = |d| super::identity(model, d).or_else(|| super::generated_identity(model, d));
+            let (Some(ia), Some(ib)) = (any(a), any(b)) else {
+                return;
+            };
+            if ia == ib || !seen.insert((ia, ib)) {
+                return;
+            }
+            if let (Some(before), Some(after)) = (Res::of_any(model, a), Res::of_any(model, b)) {
+                let unnamed = if before.generated { &before } else { &after };
+                let reason = format!(
+                    "{} ordered {before} ({}) before {after} ({}); {unnamed} has only a `metadata.generateName`, which Helm cannot install: give it a name (the manual edit) and migrate again",
+                    from.tool(),
+                    place_any(model, a),
+                    place_any(model, b),
+                );
+                proof.lost.push(Lost {
+                    before,
+                    after,
+                    reason,
+                });
+            }
             return;
         };
         if ia == ib || !seen.insert((ia.clone(), ib.clone())) {

@@ -422,6 +422,7 @@ fn res(api: &str, kind: &str, ns: Option<&str>, name: &str) -> Res {
         kind: kind.to_owned(),
         namespace: ns.map(str::to_owned),
         name: name.to_owned(),
+        generated: false,
     }
 }
 
