@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use super::ordinal::{self, Entry};
 use super::{Lost, Mapping, Res, Stricter};
 use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
-use crate::model::kinds::install_rank;
 use crate::model::{ChartId, DocId, Model, Placement};
 
 use crate::model::kots::{CREATION_PHASE, DELETION_PHASE, WAIT_FOR_PROPERTIES, WAIT_FOR_READY};
@@ -100,14 +99,12 @@ pub fn map(model: &Model) -> Mapping {
             .push(Placed { doc, phase, waited });
     }
     for (chart, mut level) in by_level {
+        // KOTS's own kind order (the planner's), not Helm's: KOTS does not list the webhook
+        // configurations, so they sort among the kinds it does not know, by name.
         level.sort_by_key(|p| {
             let kind = model.resource(p.doc).map_or("", |r| r.id.kind.as_str());
-            (
-                p.phase,
-                install_rank(kind).0,
-                install_rank(kind).1.to_owned(),
-                p.doc,
-            )
+            let (rank, name) = crate::plan::kots::kind_key(kind);
+            (p.phase, rank, name.to_owned(), p.doc)
         });
         let mut segments: Vec<(String, Vec<&Placed>)> = Vec::new();
         let mut current_phase = None;
