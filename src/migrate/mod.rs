@@ -88,6 +88,9 @@ pub struct Settings {
     pub write: bool,
     /// Remove the source annotations the migration carried over.
     pub drop_source_annotations: bool,
+    /// `--strict`: succeed only when nothing is lost and no manual edit is pending (the exit
+    /// code says so, and the last line of standard error says why not).
+    pub strict: bool,
 }
 
 /// The HIP-0025 annotations one resource needs, and where its source annotations are.

@@ -618,3 +618,57 @@ fn a_pending_manual_edit_exits_1() {
         "{report}"
     );
 }
+
+/// `--strict`: exit 0 only when nothing is lost and no manual edit is pending (operators-installer
+/// keeps every wave); else exit 1 and standard error ends with every lost order and pending edit,
+/// in JSON too (werf's e2e chart loses nine, the values-annotations chart loses none but leaves
+/// one edit). Without it the exit codes are the same and that closing list is not written.
+#[test]
+fn strict_passes_only_a_complete_migration_and_lists_what_fails_it() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/operators-installer");
+    let (code, _, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo", "--strict"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(!report.contains("--strict"), "{report}");
+
+    let (tmp, chart) = copy("migrate/werf/complex");
+    for format in ["text", "json"] {
+        let args = [chart.as_str(), "--from", "werf", "--format", format];
+        let (plain, out, report) = migrate(&helm, tmp.path(), &args);
+        assert_eq!(plain, 1, "{report}");
+        assert!(!report.contains("--strict"), "{report}");
+        let (code, strict_out, strict) =
+            migrate(&helm, tmp.path(), &[&args[..], &["--strict"]].concat());
+        assert_eq!(code, 1, "{strict}");
+        assert_eq!(
+            strict_out, out,
+            "--strict changes only the exit gate's message"
+        );
+        let tail = &strict[strict.find("--strict: not complete").expect(&strict)..];
+        assert!(
+            tail.starts_with("--strict: not complete: 9 orders lost, 1 manual edit pending\n"),
+            "{tail}"
+        );
+        assert_eq!(tail.matches("\n  lost: ").count(), 9, "{tail}");
+        assert!(
+            tail.contains(
+                "  lost: Deployment/deployment-rootchart before Deployment/deployment-subchart\n"
+            ),
+            "{tail}"
+        );
+        assert!(
+            tail.ends_with(
+                "  manual edit: complex/charts/subchart/charts/subsubchart/templates/deployment.yaml:6\n"
+            ),
+            "{tail}"
+        );
+    }
+
+    let (tmp, chart) = copy("migrate/argo/values-annotations");
+    let (code, _, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo", "--strict"]);
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report.contains("--strict: not complete: 0 orders lost, 1 manual edit pending\n"),
+        "{report}"
+    );
+}
