@@ -18,6 +18,7 @@ pub mod kots;
 pub mod ordinal;
 pub mod output;
 mod proof;
+mod subcharts;
 pub mod werf;
 
 use std::collections::BTreeMap;
@@ -322,6 +323,10 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
         Source::Kots => kots::map(&model),
         Source::Draft => draft::map(&model),
     };
+    // The draft orders subcharts as HIP-0025 does; the other tools' orders span the release.
+    if from != Source::Draft {
+        subcharts::order(&model, &source_plan, from.tool(), &mut mapping);
+    }
     // Documents that could not be read are in no plan: said, not silently dropped.
     for (doc, d) in model.documents.iter().enumerate() {
         if let model::Content::Invalid { message, at }

@@ -672,3 +672,44 @@ fn strict_passes_only_a_complete_migration_and_lists_what_fails_it() {
         "{report}"
     );
 }
+
+/// `fixtures/migrate/argo/sibling-subcharts`: Argo CD applies all of subchart `db` (wave −1)
+/// before subchart `web` (wave 1). No group can say that across charts; `depends-on` on `web`'s
+/// entry in the parent's `Chart.yaml` can, and migrate asks for it (it edits templates only).
+/// Once it is written, the proof keeps both orders and `--strict` passes.
+#[test]
+fn sibling_subcharts_applied_one_after_the_other_ask_for_depends_on() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/argo/sibling-subcharts");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(diff, "");
+    assert!(
+        report.contains(
+            "  sibling-subcharts/Chart.yaml:1: Argo CD applies every resource of subchart `db` before those of sibling-subcharts/web: HIP-0025 keeps that with `depends-on` in its `dependencies` entry for `web`"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "        - name: web\n          version: 0.1.0\n          depends-on: [db]\n"
+        ),
+        "{report}"
+    );
+    assert!(report.contains("  lost: 2\n"), "{report}");
+    let chart_yaml = tmp.path().join(&chart).join("Chart.yaml");
+    let text = std::fs::read_to_string(&chart_yaml).expect("read Chart.yaml");
+    let edited = text.replace(
+        "  - name: web\n    version: 0.1.0\n",
+        "  - name: web\n    version: 0.1.0\n    depends-on: [db]\n",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&chart_yaml, edited).expect("write Chart.yaml");
+    let (code, _, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "argo", "--strict"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(
+        report.contains("  kept: 2 ordering constraints\n"),
+        "{report}"
+    );
+    assert!(!report.contains("Manual edits"), "{report}");
+}
