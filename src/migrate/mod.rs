@@ -111,6 +111,8 @@ pub struct Want {
 /// A change the migration cannot make in a template and asks a person to make.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Manual {
+    /// The document the change is for; one past every document (`usize::MAX`) for a change
+    /// of a `Chart.yaml`.
     pub doc: DocId,
     /// Where (rendered stream, or a template) the change belongs.
     pub at: Option<Loc>,

@@ -94,6 +94,8 @@ pub fn order(model: &Model, plan: &Plan, tool: &str, mapping: &mut Mapping) {
                 )
             };
             mapping.manual.push(Manual {
+                // NOTE: no document: the edit is in Chart.yaml, and an index past the documents
+                // names no resource in the report.
                 doc: usize::MAX,
                 at: Some(Loc {
                     file: info.meta.file,
