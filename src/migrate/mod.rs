@@ -206,6 +206,10 @@ pub struct Mapping {
     pub constraints: Vec<(DocId, DocId)>,
     /// Waits HIP-0025 adds that the mapping knows of (KOTS waits only where annotated).
     pub stricter: Vec<Stricter>,
+    /// Uninstall orders of the source tool: (gone first, deleted after, the annotation key).
+    /// HIP-0025 uninstalls in the exact reverse of its install order, so the proof keeps one
+    /// when the migrated chart installs the second before the first.
+    pub delete_constraints: Vec<(DocId, DocId, String)>,
 }
 
 impl Mapping {

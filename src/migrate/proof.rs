@@ -466,6 +466,33 @@ pub(super) fn prove(
     for &(a, b) in &mapping.constraints {
         check(a, b, &mut proof);
     }
+    for (first, then, key) in &mapping.delete_constraints {
+        let (Some(ifirst), Some(ithen)) = (
+            super::identity(model, *first),
+            super::identity(model, *then),
+        ) else {
+            continue;
+        };
+        match order.before(&ithen, &ifirst) {
+            Ok(()) => proof.kept += 1,
+            Err(why) => {
+                let (Some(before), Some(after)) = (Res::of(model, *first), Res::of(model, *then))
+                else {
+                    continue;
+                };
+                proof.lost.push(Lost {
+                    reason: format!(
+                        "{key}: {} deletes {after} only once {before} is gone; HIP-0025 uninstalls in the exact reverse of its install order, which does not install {after} ({}) before {before} ({}): {why}",
+                        from.tool(),
+                        place(model, *then),
+                        place(model, *first),
+                    ),
+                    before,
+                    after,
+                });
+            }
+        }
+    }
     proof.lost.extend(mapping.lost.iter().cloned());
 
     // Waits HIP-0025 adds: Argo CD does not wait for its last wave (werf waits for everything).

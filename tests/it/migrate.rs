@@ -713,3 +713,40 @@ fn sibling_subcharts_applied_one_after_the_other_ask_for_depends_on() {
     );
     assert!(!report.contains("Manual edits"), "{report}");
 }
+
+/// `fixtures/migrate/werf/delete-dependency`: a werf delete dependency is an uninstall order;
+/// HIP-0025 uninstalls in the exact reverse of its install order, so the proof keeps the one
+/// whose target the migrated chart installs later (`settings` waits for `app` to be gone) and
+/// loses the one against the install order (`app` waits for `cache`, installed before it).
+#[test]
+fn werf_delete_dependencies_are_kept_where_the_reverse_install_order_keeps_them() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/werf/delete-dependency");
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "werf", "--format", "json"],
+    );
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    let lost = v["lost"].as_array().expect("a list");
+    assert_eq!(lost.len(), 1, "{out}");
+    assert_eq!(lost[0]["before"]["name"], "cache", "{out}");
+    assert_eq!(lost[0]["after"]["name"], "app", "{out}");
+    let reason = lost[0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("werf.io/delete-dependency-cache: werf deletes Deployment/app only once Service/cache is gone; HIP-0025 uninstalls in the exact reverse of its install order"),
+        "{reason}"
+    );
+    assert!(
+        !reasons(&v, "lost")
+            .iter()
+            .any(|r| r.contains("delete-dependency-app")),
+        "{out}"
+    );
+    let (_, _, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "werf"]);
+    assert!(
+        report.contains("  kept: 3 ordering constraints\n"),
+        "{report}"
+    );
+}

@@ -395,10 +395,19 @@ fn migrate_loses_exactly_what_the_hip_plan_of_the_migrated_chart_does_not_keep()
             continue;
         };
         let hip = Hip::read(&migrated);
+        // Uninstall orders (a werf delete dependency, a kapp delete rule, a KOTS deletion
+        // phase; their reasons say `uninstall`) are of another operation than the install
+        // plans compared here.
         let lost: BTreeSet<(Key, Key)> = report["lost"]
             .as_array()
             .into_iter()
             .flatten()
+            .filter(|l| {
+                !l["reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("uninstall")
+            })
             .map(|l| (key(&l["before"]), key(&l["after"])))
             .collect();
         let (direct, all) = source_pairs(&source);
