@@ -53,6 +53,8 @@ struct Placed {
 pub fn map(model: &Model) -> Mapping {
     let mut mapping = Mapping::default();
     let mut by_level: BTreeMap<ChartId, Vec<Placed>> = BTreeMap::new();
+    let mut deletion: Vec<(DocId, i64)> = Vec::new();
+    let mut any_deletion_phase = false;
     for (doc, d) in model.documents.iter().enumerate() {
         let Some(r) = model.resource(doc) else {
             continue;
@@ -75,15 +77,8 @@ pub fn map(model: &Model) -> Mapping {
             mapping.want(doc).carried = carried;
         }
         let me = Res::of(model, doc);
-        if let (Some(_), Some(me)) = (&r.kots.deletion_phase.written, &me) {
-            mapping.lost.push(Lost {
-                before: me.clone(),
-                after: me.clone(),
-                reason: format!(
-                    "{DELETION_PHASE}: HIP-0025 uninstalls in the reverse of the install order only"
-                ),
-            });
-        }
+        any_deletion_phase |= r.kots.deletion_phase.written.is_some();
+        deletion.push((doc, r.kots.deletion_phase.value));
         if let (false, Some(me)) = (r.kots.wait_for_properties.is_empty(), &me) {
             let pairs: Vec<(&str, &str)> = r
                 .kots
@@ -97,6 +92,19 @@ pub fn map(model: &Model) -> Mapping {
             .entry(d.chart)
             .or_default()
             .push(Placed { doc, phase, waited });
+    }
+    // KOTS deletes phase by phase, ascending, each gone before the next: uninstall orders the
+    // proof checks against HIP-0025's uninstall (the reverse of the migrated install order).
+    if any_deletion_phase {
+        for &(a, pa) in &deletion {
+            for &(b, pb) in &deletion {
+                if pa < pb {
+                    mapping
+                        .delete_constraints
+                        .push((a, b, DELETION_PHASE.to_owned()));
+                }
+            }
+        }
     }
     for (chart, mut level) in by_level {
         // KOTS's own kind order (the planner's), not Helm's: KOTS does not list the webhook
