@@ -751,3 +751,28 @@ fn werf_delete_dependencies_are_kept_where_the_reverse_install_order_keeps_them(
         "{report}"
     );
 }
+
+/// `fixtures/migrate/kapp/delete-rules`: `delete … deleting` rules are uninstall orders; the one
+/// HIP-0025's uninstall (the reverse of the migrated install order) keeps is kept (`app`
+/// deleted before `db`), the other is lost (`cache` deleted before `app`, installed after it).
+#[test]
+fn kapp_delete_rules_are_kept_where_the_reverse_install_order_keeps_them() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/kapp/delete-rules");
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "kapp", "--format", "json"],
+    );
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    let lost = v["lost"].as_array().expect("a list");
+    assert_eq!(lost.len(), 1, "{out}");
+    assert_eq!(lost[0]["before"]["name"], "cache", "{out}");
+    assert_eq!(lost[0]["after"]["name"], "app", "{out}");
+    let (_, _, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "kapp"]);
+    assert!(
+        report.contains("  kept: 3 ordering constraints\n"),
+        "{report}"
+    );
+}
