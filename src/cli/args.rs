@@ -679,6 +679,10 @@ pub struct MigrateArgs {
     /// may still be deployed by the old tool).
     #[arg(long = "drop-source-annotations")]
     pub drop_source_annotations: bool,
+    /// Exit 0 only when no order of the old tool is lost and no manual edit is pending; else
+    /// exit 1 and end standard error with the lost orders.
+    #[arg(long)]
+    pub strict: bool,
     /// Output format: the diff (stdout) and the proof (stderr), or SPEC's JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: MigrateFormatArg,

@@ -339,6 +339,7 @@ impl MigrateArgs {
             },
             write: self.write,
             drop_source_annotations: self.drop_source_annotations,
+            strict: self.strict,
         }
     }
 }

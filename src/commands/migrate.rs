@@ -1,6 +1,7 @@
 //! `chartseq migrate`: exit 0 when nothing is lost and nothing is left to edit by hand, 1 when
 //! something is lost or a manual edit is pending (the patch is still produced), 2 when the
-//! migration could not run.
+//! migration could not run. `--strict` states that gate and ends standard error with what
+//! failed it, in either format (a CI log shows it without reading the JSON).
 
 use std::io::Write;
 
@@ -37,9 +38,15 @@ pub fn migrate(
     }
     // A manual edit pending is work left undone: a script must not take the migration as
     // complete.
-    Ok(if m.lost_anything() || !m.manual.is_empty() {
-        Outcome::Findings
-    } else {
+    let complete = !m.lost_anything() && m.manual.is_empty();
+    if settings.strict && !complete {
+        let mut text = Vec::new();
+        output::text::write_strict(&mut text, &m)?;
+        err.write_all(&crate::safe::bytes(&text))?;
+    }
+    Ok(if complete {
         Outcome::Clean
+    } else {
+        Outcome::Findings
     })
 }

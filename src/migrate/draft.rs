@@ -191,17 +191,15 @@ pub fn map(model: &Model) -> Mapping {
             want.anchor = anchor;
             want.set = set;
         }
-        if layer.is_none() {
-            let weight = r
-                .annotation(WEIGHT)
-                .and_then(|a| a.value.as_str())
-                .and_then(crate::model::argo::atoi);
-            if weight.is_some() {
-                any_weight.insert(d.chart);
-            }
+        // A resource with neither a layer nor a weight is unsequenced in the draft, as in
+        // HIP-0025 (deployed after every group): it stays without a group.
+        if layer.is_none()
+            && let Some(weight) = &r.draft.weight
+        {
+            any_weight.insert(d.chart);
             weighted.push(Entry {
                 doc,
-                ordinal: Some(weight.unwrap_or(0)),
+                ordinal: Some(weight.value),
                 anchor,
             });
         }

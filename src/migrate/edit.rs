@@ -190,55 +190,88 @@ pub(super) fn apply(model: &Model, chart_dir: &Path, mapping: &Mapping, drop: bo
     out
 }
 
-/// The wants with every chain closed over the groups that will exist: when no resource of a
-/// group can be edited (all of them are manual edits), the next group depends on the one
-/// before it instead, so that the migrated chart never names a missing group (which would
-/// demote the rest of the chain to the unsequenced batch). Running the migration again after
-/// the manual edits chains the group back in.
+/// The wants with every group graph closed over the groups that will exist: when no resource
+/// of a group can be edited (all of them are manual edits), what depended on it depends on
+/// what it depended on instead (in a chain, on the group before it), so that the migrated
+/// chart never names a missing group (which would demote its dependents to the unsequenced
+/// batch) and keeps every other edge. Running the migration again after the manual edits puts
+/// the group back in.
 fn rechain(model: &Model, mapping: &Mapping, drop: bool) -> BTreeMap<DocId, super::Want> {
     let mut wants = mapping.wants.clone();
-    let group_of = |w: &super::Want| {
-        w.set
-            .iter()
-            .find(|(k, _)| k == RESOURCE_GROUP)
-            .map(|(_, v)| v.clone())
-    };
+    let value_of =
+        |w: &super::Want, key: &str| w.set.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let list = |v: &str| serde_json::from_str::<Vec<String>>(v).ok();
     let failed: BTreeSet<DocId> = wants
         .iter()
-        .filter(|(d, w)| group_of(w).is_some() && plan_doc(model, **d, w, drop).is_err())
+        .filter(|(d, w)| {
+            value_of(w, RESOURCE_GROUP).is_some() && plan_doc(model, **d, w, drop).is_err()
+        })
         .map(|(d, _)| *d)
         .collect();
     if failed.is_empty() {
         return wants;
     }
     for (chart, groups) in &mapping.chains {
-        let present: BTreeSet<&String> = wants
+        let here = |d: &DocId| model.documents[*d].chart == *chart;
+        let present: BTreeSet<String> = wants
             .iter()
-            .filter(|(d, _)| !failed.contains(d) && model.documents[**d].chart == *chart)
-            .filter_map(|(d, w)| {
-                let g = group_of(w)?;
-                groups.iter().find(|x| **x == g).map(|_| (d, g))
-            })
-            .filter_map(|(_, g)| groups.iter().find(|x| **x == g))
+            .filter(|(d, _)| !failed.contains(d) && here(d))
+            .filter_map(|(_, w)| value_of(w, RESOURCE_GROUP))
             .collect();
+        // What each group of the level waits for, as the mapping made it (its failed members
+        // included).
+        let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (_, w) in wants.iter().filter(|(d, _)| here(d)) {
+            if let Some(g) = value_of(w, RESOURCE_GROUP) {
+                let on = value_of(w, DEPENDS_ON_GROUPS)
+                    .and_then(|v| list(&v))
+                    .unwrap_or_default();
+                deps.entry(g).or_default().extend(on);
+            }
+        }
+        // A missing group of the level stands for what it waits for, transitively.
+        let resolve = |g: &String| {
+            let mut out = Vec::new();
+            let mut seen = BTreeSet::new();
+            let mut stack = vec![g.clone()];
+            while let Some(g) = stack.pop() {
+                if !seen.insert(g.clone()) {
+                    continue;
+                }
+                if present.contains(&g) || !groups.contains(&g) {
+                    out.push(g);
+                } else {
+                    stack.extend(deps.get(&g).into_iter().flatten().rev().cloned());
+                }
+            }
+            out
+        };
         for (d, w) in &mut wants {
-            if failed.contains(d) || model.documents[*d].chart != *chart {
+            if failed.contains(d) || !here(d) {
                 continue;
             }
-            let Some(own) = group_of(w) else { continue };
-            let Some(index) = groups.iter().position(|g| *g == own) else {
+            // A list the mapping did not write as JSON is left as it is.
+            let Some(old) = value_of(w, DEPENDS_ON_GROUPS).and_then(|v| list(&v)) else {
                 continue;
             };
-            let previous = groups[..index].iter().rev().find(|g| present.contains(g));
-            match previous {
-                Some(p) => {
-                    for (k, v) in &mut w.set {
-                        if k == DEPENDS_ON_GROUPS {
-                            *v = super::ordinal::json_list(&[p.as_str()]);
-                        }
+            let mut on: Vec<String> = Vec::new();
+            for g in &old {
+                for r in resolve(g) {
+                    if !on.contains(&r) {
+                        on.push(r);
                     }
                 }
-                None => w.set.retain(|(k, _)| k != DEPENDS_ON_GROUPS),
+            }
+            if on.is_empty() {
+                w.set.retain(|(k, _)| k != DEPENDS_ON_GROUPS);
+            } else if on != old {
+                let on: Vec<&str> = on.iter().map(String::as_str).collect();
+                let new = super::ordinal::json_list(&on);
+                for (k, v) in &mut w.set {
+                    if k == DEPENDS_ON_GROUPS {
+                        v.clone_from(&new);
+                    }
+                }
             }
         }
     }

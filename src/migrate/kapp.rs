@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Lost, Mapping, Res};
 use crate::model::annotations::{DEPENDS_ON_GROUPS, RESOURCE_GROUP};
-use crate::model::kapp::{CHANGE_GROUP, CHANGE_RULE, EXISTS, Order, Origin};
+use crate::model::kapp::{Action, CHANGE_GROUP, CHANGE_RULE, EXISTS, Order, Origin, TargetAction};
 use crate::model::{ChartId, DocId, Model, Placement};
 
 /// Kinds kapp's default rules apply before the rest.
@@ -90,6 +90,7 @@ fn is_key(key: &str, base: &str) -> bool {
 pub fn map(model: &Model) -> Mapping {
     let mut mapping = Mapping::default();
     let mut reads: Vec<Read> = Vec::new();
+    let mut delete_rules: Vec<(DocId, bool, String, String)> = Vec::new();
     for (doc, d) in model.documents.iter().enumerate() {
         let Some(r) = model.resource(doc) else {
             continue;
@@ -134,6 +135,15 @@ pub fn map(model: &Model) -> Mapping {
                     after: rule.order == Order::After,
                     group: rule.target.clone(),
                 });
+            } else if rule.action == Action::Delete && rule.target_action == TargetAction::Deleting
+            {
+                // An uninstall order: the proof checks it against HIP-0025's uninstall.
+                delete_rules.push((
+                    doc,
+                    rule.order == Order::After,
+                    rule.target.clone(),
+                    key.clone(),
+                ));
             } else if let Some(me) = &me {
                 let value = r
                     .annotations
@@ -175,6 +185,19 @@ pub fn map(model: &Model) -> Mapping {
                         (read.doc, m)
                     });
                 }
+            }
+        }
+    }
+    // `delete after deleting G`: the owner is deleted once G's objects are gone; `before`:
+    // the other way round. A group no object is in orders nothing.
+    for (doc, after, group, key) in delete_rules {
+        for &m in members.get(group.as_str()).into_iter().flatten() {
+            if m != doc {
+                mapping.delete_constraints.push(if after {
+                    (m, doc, key.clone())
+                } else {
+                    (doc, m, key.clone())
+                });
             }
         }
     }

@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use super::ordinal::{self, Entry};
 use super::{Lost, Mapping, Res, Stricter};
 use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
-use crate::model::kinds::install_rank;
 use crate::model::{ChartId, DocId, Model, Placement};
 
 use crate::model::kots::{CREATION_PHASE, DELETION_PHASE, WAIT_FOR_PROPERTIES, WAIT_FOR_READY};
@@ -54,6 +53,8 @@ struct Placed {
 pub fn map(model: &Model) -> Mapping {
     let mut mapping = Mapping::default();
     let mut by_level: BTreeMap<ChartId, Vec<Placed>> = BTreeMap::new();
+    let mut deletion: Vec<(DocId, i64)> = Vec::new();
+    let mut any_deletion_phase = false;
     for (doc, d) in model.documents.iter().enumerate() {
         let Some(r) = model.resource(doc) else {
             continue;
@@ -76,15 +77,8 @@ pub fn map(model: &Model) -> Mapping {
             mapping.want(doc).carried = carried;
         }
         let me = Res::of(model, doc);
-        if let (Some(_), Some(me)) = (&r.kots.deletion_phase.written, &me) {
-            mapping.lost.push(Lost {
-                before: me.clone(),
-                after: me.clone(),
-                reason: format!(
-                    "{DELETION_PHASE}: HIP-0025 uninstalls in the reverse of the install order only"
-                ),
-            });
-        }
+        any_deletion_phase |= r.kots.deletion_phase.written.is_some();
+        deletion.push((doc, r.kots.deletion_phase.value));
         if let (false, Some(me)) = (r.kots.wait_for_properties.is_empty(), &me) {
             let pairs: Vec<(&str, &str)> = r
                 .kots
@@ -99,15 +93,26 @@ pub fn map(model: &Model) -> Mapping {
             .or_default()
             .push(Placed { doc, phase, waited });
     }
+    // KOTS deletes phase by phase, ascending, each gone before the next: uninstall orders the
+    // proof checks against HIP-0025's uninstall (the reverse of the migrated install order).
+    if any_deletion_phase {
+        for &(a, pa) in &deletion {
+            for &(b, pb) in &deletion {
+                if pa < pb {
+                    mapping
+                        .delete_constraints
+                        .push((a, b, DELETION_PHASE.to_owned()));
+                }
+            }
+        }
+    }
     for (chart, mut level) in by_level {
+        // KOTS's own kind order (the planner's), not Helm's: KOTS does not list the webhook
+        // configurations, so they sort among the kinds it does not know, by name.
         level.sort_by_key(|p| {
             let kind = model.resource(p.doc).map_or("", |r| r.id.kind.as_str());
-            (
-                p.phase,
-                install_rank(kind).0,
-                install_rank(kind).1.to_owned(),
-                p.doc,
-            )
+            let (rank, name) = crate::plan::kots::kind_key(kind);
+            (p.phase, rank, name.to_owned(), p.doc)
         });
         let mut segments: Vec<(String, Vec<&Placed>)> = Vec::new();
         let mut current_phase = None;

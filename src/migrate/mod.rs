@@ -18,6 +18,7 @@ pub mod kots;
 pub mod ordinal;
 pub mod output;
 mod proof;
+mod subcharts;
 pub mod werf;
 
 use std::collections::BTreeMap;
@@ -88,6 +89,9 @@ pub struct Settings {
     pub write: bool,
     /// Remove the source annotations the migration carried over.
     pub drop_source_annotations: bool,
+    /// `--strict`: succeed only when nothing is lost and no manual edit is pending (the exit
+    /// code says so, and the last line of standard error says why not).
+    pub strict: bool,
 }
 
 /// The HIP-0025 annotations one resource needs, and where its source annotations are.
@@ -107,6 +111,8 @@ pub struct Want {
 /// A change the migration cannot make in a template and asks a person to make.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Manual {
+    /// The document the change is for; one past every document (`usize::MAX`) for a change
+    /// of a `Chart.yaml`.
     pub doc: DocId,
     /// Where (rendered stream, or a template) the change belongs.
     pub at: Option<Loc>,
@@ -136,7 +142,10 @@ pub struct Res {
     pub api_version: String,
     pub kind: String,
     pub namespace: Option<String>,
+    /// The name, or the `metadata.generateName` prefix of an object named only by it.
     pub name: String,
+    /// Named only by `metadata.generateName` (`name` is the prefix).
+    pub generated: bool,
 }
 
 impl Res {
@@ -148,6 +157,23 @@ impl Res {
             kind: r.id.kind.clone(),
             namespace: r.id.namespace.clone(),
             name: r.id.name.clone(),
+            generated: false,
+        })
+    }
+
+    /// A resource, or an object named only by `metadata.generateName` (Argo CD names such a
+    /// hook when it creates it; Helm cannot install it).
+    #[must_use]
+    pub fn of_any(model: &Model, doc: DocId) -> Option<Self> {
+        Res::of(model, doc).or_else(|| {
+            let r = model.generated(doc)?;
+            Some(Res {
+                api_version: r.api_version.clone(),
+                kind: r.id.kind.clone(),
+                namespace: r.id.namespace.clone(),
+                name: r.id.name.clone(),
+                generated: true,
+            })
         })
     }
 }
@@ -155,6 +181,9 @@ impl Res {
 impl std::fmt::Display for Res {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.kind, self.name)?;
+        if self.generated {
+            f.write_str("*")?;
+        }
         if let Some(ns) = &self.namespace {
             write!(f, " (namespace {ns})")?;
         }
@@ -177,6 +206,10 @@ pub struct Mapping {
     pub constraints: Vec<(DocId, DocId)>,
     /// Waits HIP-0025 adds that the mapping knows of (KOTS waits only where annotated).
     pub stricter: Vec<Stricter>,
+    /// Uninstall orders of the source tool: (gone first, deleted after, the annotation key).
+    /// HIP-0025 uninstalls in the exact reverse of its install order, so the proof keeps one
+    /// when the migrated chart installs the second before the first.
+    pub delete_constraints: Vec<(DocId, DocId, String)>,
 }
 
 impl Mapping {
@@ -296,6 +329,10 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
         Source::Kots => kots::map(&model),
         Source::Draft => draft::map(&model),
     };
+    // The draft orders subcharts as HIP-0025 does; the other tools' orders span the release.
+    if from != Source::Draft {
+        subcharts::order(&model, &source_plan, from.tool(), &mut mapping);
+    }
     // Documents that could not be read are in no plan: said, not silently dropped.
     for (doc, d) in model.documents.iter().enumerate() {
         if let model::Content::Invalid { message, at }
@@ -358,4 +395,9 @@ fn relative_to(root: &Path, file: &Path) -> Option<PathBuf> {
 /// The `ResourceId` key a resource is matched by across the original and migrated models.
 fn identity(model: &Model, doc: DocId) -> Option<ResourceId> {
     model.resource(doc).map(|r| r.id.clone())
+}
+
+/// The identity of an object named only by `metadata.generateName` (its prefix as the name).
+fn generated_identity(model: &Model, doc: DocId) -> Option<ResourceId> {
+    model.generated(doc).map(|r| r.id.clone())
 }

@@ -215,6 +215,18 @@ pub(super) fn place(model: &Model, doc: DocId) -> String {
     let Some(r) = model.resource(doc) else {
         return String::new();
     };
+    kind_place(model, r)
+}
+
+/// [`place`], also for an object named only by `metadata.generateName`.
+fn place_any(model: &Model, doc: DocId) -> String {
+    match model.resource(doc).or_else(|| model.generated(doc)) {
+        Some(r) => kind_place(model, r),
+        None => String::new(),
+    }
+}
+
+fn kind_place(model: &Model, r: &model::Resource) -> String {
     let loc = template_loc(model, r.kind_loc).unwrap_or(r.kind_loc);
     let f = model.sources.get(loc.file);
     format!("{}:{}", f.name, f.line_col(loc.span.start).line)
@@ -386,6 +398,29 @@ pub(super) fn prove(
     let mut seen: BTreeSet<(ResourceId, ResourceId)> = BTreeSet::new();
     let mut check = |a: DocId, b: DocId, proof: &mut Proof| {
         let (Some(ia), Some(ib)) = (super::identity(model, a), super::identity(model, b)) else {
+            // An object named only by `generateName` is in the tool's order (Argo CD names it
+            // when it creates it) and can be in no HIP-0025 order until it has a name.
+            let any = |d| super::identity(model, d).or_else(|| super::generated_identity(model, d));
+            let (Some(ia), Some(ib)) = (any(a), any(b)) else {
+                return;
+            };
+            if ia == ib || !seen.insert((ia, ib)) {
+                return;
+            }
+            if let (Some(before), Some(after)) = (Res::of_any(model, a), Res::of_any(model, b)) {
+                let unnamed = if before.generated { &before } else { &after };
+                let reason = format!(
+                    "{} ordered {before} ({}) before {after} ({}); {unnamed} has only a `metadata.generateName`, which Helm cannot install: give it a name (the manual edit) and migrate again",
+                    from.tool(),
+                    place_any(model, a),
+                    place_any(model, b),
+                );
+                proof.lost.push(Lost {
+                    before,
+                    after,
+                    reason,
+                });
+            }
             return;
         };
         if ia == ib || !seen.insert((ia.clone(), ib.clone())) {
@@ -430,6 +465,33 @@ pub(super) fn prove(
     }
     for &(a, b) in &mapping.constraints {
         check(a, b, &mut proof);
+    }
+    for (first, then, key) in &mapping.delete_constraints {
+        let (Some(ifirst), Some(ithen)) = (
+            super::identity(model, *first),
+            super::identity(model, *then),
+        ) else {
+            continue;
+        };
+        match order.before(&ithen, &ifirst) {
+            Ok(()) => proof.kept += 1,
+            Err(why) => {
+                let (Some(before), Some(after)) = (Res::of(model, *first), Res::of(model, *then))
+                else {
+                    continue;
+                };
+                proof.lost.push(Lost {
+                    reason: format!(
+                        "{key}: {} deletes {after} only once {before} is gone; HIP-0025 uninstalls in the exact reverse of its install order, which does not install {after} ({}) before {before} ({}): {why}",
+                        from.tool(),
+                        place(model, *then),
+                        place(model, *first),
+                    ),
+                    before,
+                    after,
+                });
+            }
+        }
     }
     proof.lost.extend(mapping.lost.iter().cloned());
 

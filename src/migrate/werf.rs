@@ -352,27 +352,60 @@ fn lost_dependencies(model: &Model, doc: DocId, r: &Resource, mapping: &mut Mapp
         });
     }
     for a in &r.annotations {
-        let value = a.value.as_str().unwrap_or_default().trim();
-        let (before, reason) = if a
+        if !a
             .key
             .starts_with(crate::model::werf::DELETE_DEPENDENCY_PREFIX)
         {
-            (
-                properties_target(value),
-                format!(
-                    "{}: a delete dependency; HIP-0025 uninstalls in the reverse of the install order only",
+            continue;
+        }
+        let value = a.value.as_str().unwrap_or_default().trim();
+        let before = properties_target(value);
+        // A target in the release: HIP-0025 keeps the dependency when it installs this
+        // resource before the target (its uninstall is the exact reverse); the proof checks.
+        let targets: Vec<DocId> = (0..model.documents.len())
+            .filter(|&d| d != doc && matches_target(model, d, &before))
+            .collect();
+        if targets.is_empty() {
+            mapping.lost.push(Lost {
+                before,
+                after: after.clone(),
+                reason: format!(
+                    "{}: a delete dependency on nothing in the release; HIP-0025 uninstalls in the reverse of the install order only",
                     a.key
                 ),
-            )
-        } else {
-            continue;
-        };
-        mapping.lost.push(Lost {
-            before,
-            after: after.clone(),
-            reason,
-        });
+            });
+        }
+        for t in targets {
+            mapping.delete_constraints.push((t, doc, a.key.clone()));
+        }
     }
+}
+
+/// Whether a resource is what a delete dependency's properties name (an omitted property
+/// matches anything, as nelm matches).
+fn matches_target(model: &Model, doc: DocId, target: &Res) -> bool {
+    let Some(r) = model.resource(doc) else {
+        return false;
+    };
+    let (group, version) = match r.api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", r.api_version.as_str()),
+    };
+    let api_ok = match target.api_version.split_once('/') {
+        Some((g, v)) => g == group && v == version,
+        None => {
+            target.api_version.is_empty()
+                || target.api_version == version
+                || target.api_version == group
+        }
+    };
+    (target.kind.is_empty() || target.kind == r.id.kind)
+        && (target.name.is_empty() || target.name == r.id.name)
+        && target
+            .namespace
+            .as_ref()
+            .is_none_or(|ns| r.id.namespace.as_deref().unwrap_or_default() == ns)
+        && api_ok
 }
 
 /// An external dependency as a resource of the report (the legacy form's kubectl type stands
@@ -422,6 +455,7 @@ fn res(api: &str, kind: &str, ns: Option<&str>, name: &str) -> Res {
         kind: kind.to_owned(),
         namespace: ns.map(str::to_owned),
         name: name.to_owned(),
+        generated: false,
     }
 }
 

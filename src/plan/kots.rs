@@ -49,7 +49,7 @@ pub fn after_name(phase: i64, waited: &crate::model::Resource) -> String {
 
 /// KOTS's place for a kind inside a phase. KOTS matches the kind alone (any API group). Kinds
 /// it does not list come last in Go's map order, which is random: here, by kind name.
-fn kind_key(kind: &str) -> (usize, &str) {
+pub(crate) fn kind_key(kind: &str) -> (usize, &str) {
     match KIND_ORDER.iter().position(|k| *k == kind) {
         Some(i) => (i, ""),
         None => (KIND_ORDER.len(), kind),

@@ -27,6 +27,7 @@ mod lsp;
 mod matrix;
 mod memory;
 mod migrate;
+mod migrate_proof;
 mod nodrop;
 mod parity;
 mod paths;

@@ -7,7 +7,18 @@ use serde_json::{Value, json};
 
 use crate::migrate::{Migration, Res};
 
+/// As the plan's JSON names it: an object named only by `metadata.generateName` has
+/// `"name": null` and its `"generateName"`.
 fn res(r: &Res) -> Value {
+    if r.generated {
+        return json!({
+            "apiVersion": r.api_version,
+            "kind": r.kind,
+            "namespace": r.namespace,
+            "name": null,
+            "generateName": r.name,
+        });
+    }
     json!({
         "apiVersion": r.api_version,
         "kind": r.kind,

@@ -45,8 +45,6 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
     } else {
         "written"
     };
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     writeln!(
         out,
         "Edits: {} added, {removed} removed, in {} ({applied})",
@@ -90,4 +88,30 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
         writeln!(out, "    {}: {}", s.resource, s.reason)?;
     }
     Ok(())
+}
+
+/// Why `--strict` fails: every lost order (its reason is in the report) and every pending
+/// manual edit, one a line.
+pub fn write_strict(out: &mut dyn Write, m: &Migration) -> io::Result<()> {
+    writeln!(
+        out,
+        "--strict: not complete: {} lost, {} pending",
+        plural(m.proof.lost.len(), "order", "orders"),
+        plural(m.manual.len(), "manual edit", "manual edits")
+    )?;
+    for l in &m.proof.lost {
+        if l.before == l.after {
+            writeln!(out, "  lost: {}", l.before)?;
+        } else {
+            writeln!(out, "  lost: {} before {}", l.before, l.after)?;
+        }
+    }
+    for e in &m.manual {
+        writeln!(out, "  manual edit: {}:{}", e.file, e.line)?;
+    }
+    Ok(())
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
