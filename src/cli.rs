@@ -787,6 +787,7 @@ impl InputArgs {
                 },
                 timeout: Duration::from_secs(self.helm_timeout),
                 max_output_bytes: self.max_input_bytes,
+                cancel: crate::source::read::Cancel::default(),
             },
             limits: Limits {
                 max_depth: self.max_depth,
