@@ -1141,3 +1141,32 @@ fn lsp_a_ci_values_file_shows_what_only_its_values_find() {
     );
     assert_eq!(client.shutdown(), Some(0));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn lsp_exit_stops_a_running_render() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let (dir, chart) = chart_copy();
+    let (script, pid_file) = stuck_helm(dir.path(), &helm);
+    let mut client = Client::initialized(Client::spawn_env(Some(script), &[]));
+    client.open(&chart.join("templates/app.yaml"));
+    let deadline = Instant::now() + HANG;
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the render never ran helm");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(client.shutdown(), Some(0));
+    // The server is gone, and so is the helm of its last render: not left to run on.
+    assert!(
+        !PathBuf::from(format!("/proc/{pid}")).exists(),
+        "the render's helm ({pid}) outlived the server"
+    );
+}
