@@ -272,6 +272,7 @@ fn to_input(
             },
             timeout: helm.helm_timeout,
             max_output_bytes: limits.max_input_bytes,
+            cancel: crate::source::read::Cancel::default(),
         },
         limits: Limits {
             max_depth: limits.max_depth,

@@ -96,9 +96,11 @@ pub fn flips(model: &Model) -> Vec<Flip> {
 
 /// What identifies one finding across renderings: its rule, template location and words
 /// (the rendered location differs from one rendering to the next).
-type Key = (&'static str, super::Position, String);
+pub type Key = (&'static str, super::Position, String);
 
-fn key(f: &Finding) -> Key {
+/// What makes two findings of different renderings the same finding.
+#[must_use]
+pub fn key(f: &Finding) -> Key {
     (f.code, f.location.clone(), f.message.clone())
 }
 

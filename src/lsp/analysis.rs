@@ -12,14 +12,17 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use lsp_types::{
-    CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, Url,
+    CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location,
+    NumberOrString, Position, Range, Url,
 };
 
 use super::index::{self, FileIndex};
 use crate::lint::{Finding, Selection, Settings, Severity, config};
 use crate::model::{self, Input, InputTarget, Model};
+use crate::readiness::expr::{ExprError, Expression};
 use crate::source::chart::ChartLimits;
 use crate::source::helm::HelmOptions;
+use crate::source::read::Cancel;
 
 /// A group's step in the plan, in words ready to show.
 #[derive(Clone, Debug, Default)]
@@ -42,12 +45,56 @@ pub struct SubchartInfo {
 }
 
 /// Where a resource lands in another tool's order (werf, Argo CD, kapp, KOTS).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DialectPlace {
+    /// The tool, as its users name it (`Argo CD`, `KOTS`).
     pub tool: String,
-    /// 1-based step of the tool's order.
-    pub step: usize,
+    /// `Kind/name` (`Kind/prefix*` for an object named by `generateName`).
+    pub resource: String,
+    pub at: DialectStep,
+    /// Steps of the tool's order.
     pub steps: usize,
+}
+
+/// A resource's place in another tool's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DialectStep {
+    /// 1-based step, and its name (as markdown) in `chartseq plan --dialect`'s words.
+    Step(usize, String),
+    /// Applied before the steps (CRDs).
+    First,
+    /// Never applied on install.
+    NotApplied,
+}
+
+/// A readiness annotation as the chart rendered it, read by the parsers `apply` evaluates
+/// with: the annotation's list, then each expression.
+#[derive(Clone, Debug)]
+pub struct ReadinessAt {
+    /// `helm.sh/readiness-failure` (else `-success`).
+    pub failure: bool,
+    /// The resource sets the other half too.
+    pub paired: bool,
+    /// Each expression with its parse, or why the list could not be read.
+    pub parsed: ReadinessList,
+}
+
+/// A readiness list: each expression as written with its parse, or why it is not a list.
+pub type ReadinessList = Result<Vec<(String, Result<Expression, ExprError>)>, String>;
+
+/// Reads a readiness annotation's written value as the model reads the rendered one.
+pub fn readiness_list(value: &str) -> ReadinessList {
+    let value = crate::model::annotations::AnnotationValue::Str(value.to_owned());
+    match crate::model::annotations::parse_name_list(&value) {
+        Ok(texts) => Ok(texts
+            .into_iter()
+            .map(|t| {
+                let parsed = crate::readiness::expr::parse(&t);
+                (t, parsed)
+            })
+            .collect()),
+        Err(e) => Err(e.describe()),
+    }
 }
 
 /// Everything one render of a chart told.
@@ -58,6 +105,8 @@ pub struct Analysis {
     pub groups: BTreeMap<(PathBuf, String), GroupInfo>,
     /// By (parent chart directory, effective subchart name).
     pub subcharts: BTreeMap<(PathBuf, String), SubchartInfo>,
+    /// Readiness annotations as rendered, by template file and 0-based line of the value.
+    pub readiness: BTreeMap<PathBuf, Vec<(u32, ReadinessAt)>>,
     /// Other tools' order by (template file, 0-based line of the resource's `kind:`).
     pub dialects: BTreeMap<PathBuf, Vec<(u32, DialectPlace)>>,
     /// Written names of every template and `Chart.yaml` of the chart, as rendered.
@@ -76,6 +125,11 @@ pub struct Job {
     /// Open buffers under `root` whose text differs from the file on disk.
     pub overlay: BTreeMap<PathBuf, String>,
     pub helm: Option<PathBuf>,
+    /// The chart's `ci/*-values.yaml` files open in the editor: each is rendered too, and
+    /// its file shows what that rendering finds beyond the default values'.
+    pub ci_values: Vec<PathBuf>,
+    /// Set when a newer edit made this render stale: helm is stopped.
+    pub cancel: Cancel,
 }
 
 /// The rule's page, as SARIF links it.
@@ -126,7 +180,9 @@ fn overlay_copy(
 
 /// Maps display names of the rendered copy back to the files a person edits.
 struct Paths {
-    /// The directory rendered (the chart, or its overlay copy), canonical.
+    /// The directory rendered (the chart, or its overlay copy), as given to the loader.
+    given: PathBuf,
+    /// The same, canonical.
     rendered: PathBuf,
     root: PathBuf,
     cwd: PathBuf,
@@ -140,13 +196,89 @@ impl Paths {
         } else {
             self.cwd.join(path)
         };
+        // A name under the rendered directory as written needs no file-system lookup: a chart
+        // of thousands of templates is not thousands of `readlink`s per render.
+        if !path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            for base in [&self.given, &self.rendered] {
+                if let Ok(rel) = path.strip_prefix(base) {
+                    return Some(self.root.join(rel));
+                }
+            }
+        }
         let path = std::fs::canonicalize(&path).unwrap_or(path);
         let rel = path.strip_prefix(&self.rendered).ok()?;
         Some(self.root.join(rel))
     }
 }
 
-/// Renders, lints and plans one chart.
+/// Whether a file is a `ci/<name>-values.yaml` of the chart at `root` (chart-testing's
+/// convention, as `lint --ci-values` reads it).
+#[must_use]
+pub fn is_ci_values(root: &Path, file: &Path) -> bool {
+    file.parent() == Some(&root.join("ci"))
+        && file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with("-values.yaml"))
+}
+
+/// One rendering's lint: the model and report, or why there are none.
+struct Linted {
+    model: Model,
+    report: crate::lint::Report,
+    render_failed: bool,
+}
+
+/// Renders the chart at `rendered` (with `values` over its defaults) and lints it, as
+/// `chartseq lint` (`--ci-values` for a values file) does.
+fn lint_rendering(
+    rendered: &Path,
+    values: Option<PathBuf>,
+    job: &Job,
+    settings: &Settings,
+) -> Result<Linted, String> {
+    let mut helm = HelmOptions {
+        helm: job.helm.clone(),
+        cancel: job.cancel.clone(),
+        ..HelmOptions::default()
+    };
+    helm.values.files.extend(values);
+    let input = Input {
+        target: InputTarget::Chart(rendered.to_path_buf()),
+        chart: None,
+        helm,
+        limits: crate::parse::Limits::default(),
+        chart_limits: ChartLimits::default(),
+        max_input_bytes: crate::source::read::MAX_INPUT_BYTES,
+    };
+    match model::load(&input) {
+        Ok(model) => {
+            let report = crate::lint::run(&model, settings);
+            Ok(Linted {
+                model,
+                report,
+                render_failed: false,
+            })
+        }
+        Err(e) => e
+            .render_failure
+            .as_ref()
+            .filter(|_| !job.cancel.is_cancelled())
+            .and_then(|f| crate::lint::render_failure(f, input.chart_limits, settings))
+            .map(|(model, report)| Linted {
+                model,
+                report,
+                render_failed: true,
+            })
+            .ok_or(e.message),
+    }
+}
+
+/// Renders, lints and plans one chart: with its default values, and with each open
+/// `ci/*-values.yaml` file (at the same time).
 #[must_use]
 pub fn analyze(job: &Job) -> Analysis {
     let started = Instant::now();
@@ -171,48 +303,84 @@ pub fn analyze(job: &Job) -> Analysis {
         copy
     };
     let paths = Paths {
+        given: if rendered.is_absolute() {
+            rendered.clone()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(&rendered)
+        },
         rendered: std::fs::canonicalize(&rendered).unwrap_or_else(|_| rendered.clone()),
         root: job.root.clone(),
         cwd: std::env::current_dir().unwrap_or_default(),
     };
     let settings = settings(&job.root);
-    let input = Input {
-        target: InputTarget::Chart(rendered.clone()),
-        chart: None,
-        helm: HelmOptions {
-            helm: job.helm.clone(),
-            ..HelmOptions::default()
-        },
-        limits: crate::parse::Limits::default(),
-        chart_limits: ChartLimits::default(),
-        max_input_bytes: crate::source::read::MAX_INPUT_BYTES,
-    };
-    let (model, report) = match model::load(&input) {
-        Ok(model) => {
-            let report = crate::lint::run(&model, &settings);
-            (model, report)
+    let (default, with_ci) = std::thread::scope(|scope| {
+        let ci: Vec<_> = job
+            .ci_values
+            .iter()
+            .filter_map(|file| {
+                let values = rendered.join(file.strip_prefix(&job.root).ok()?);
+                let (rendered, settings) = (&rendered, &settings);
+                Some((
+                    file,
+                    scope.spawn(move || lint_rendering(rendered, Some(values), job, settings)),
+                ))
+            })
+            .collect();
+        let default = lint_rendering(&rendered, None, job, &settings);
+        let with_ci: Vec<_> = ci
+            .into_iter()
+            .map(|(file, handle)| {
+                let linted = handle
+                    .join()
+                    .unwrap_or_else(|_| Err("the rendering failed".to_owned()));
+                (file, linted)
+            })
+            .collect();
+        (default, with_ci)
+    });
+    if job.cancel.is_cancelled() {
+        analysis.render_failed = true;
+        return analysis;
+    }
+    let linted = match default {
+        Ok(linted) => linted,
+        Err(message) => {
+            tool_failure(&mut analysis, job, &message);
+            return analysis;
         }
-        Err(e) => {
-            if let Some(found) = e
-                .render_failure
-                .as_ref()
-                .and_then(|f| crate::lint::render_failure(f, input.chart_limits, &settings))
-            {
-                analysis.render_failed = true;
-                found
-            } else {
-                tool_failure(&mut analysis, job, &e.message);
-                return analysis;
+    };
+    analysis.render_failed = linted.render_failed;
+    let model = &linted.model;
+    let texts = texts(model, &paths, job);
+    for finding in &linted.report.findings {
+        add_finding(&mut analysis, finding, &paths, job, &texts, None);
+    }
+    let known: std::collections::BTreeSet<_> = linted
+        .report
+        .findings
+        .iter()
+        .map(crate::lint::matrix::key)
+        .collect();
+    for (file, ci) in with_ci {
+        let ci = match ci {
+            Ok(ci) => ci,
+            Err(message) => {
+                values_failure(&mut analysis, file, &message);
+                continue;
+            }
+        };
+        // What the default values find is shown once, where it is; this file shows what
+        // only its values bring.
+        for finding in &ci.report.findings {
+            if !known.contains(&crate::lint::matrix::key(finding)) {
+                add_finding(&mut analysis, finding, &paths, job, &texts, Some(file));
             }
         }
-    };
-    let texts = texts(&model, &paths, job);
-    for finding in &report.findings {
-        add_finding(&mut analysis, finding, &paths, job, &texts);
     }
     if !analysis.render_failed {
-        plan_info(&mut analysis, &model, &paths);
-        dialect_info(&mut analysis, &model, &paths);
+        plan_info(&mut analysis, model, &paths);
+        dialect_info(&mut analysis, model, &paths);
+        readiness_info(&mut analysis, model, &paths);
     }
     for (path, text) in &texts {
         analysis.files.insert(path.clone(), index::scan(path, text));
@@ -285,12 +453,16 @@ fn severity(s: Severity) -> DiagnosticSeverity {
     }
 }
 
+/// Adds a finding where it is. With `values` (a `ci/*-values.yaml` file whose rendering found
+/// it), a finding located elsewhere is shown on that file's first line, pointing at where it
+/// is: the file is what the author edits to make it appear.
 fn add_finding(
     analysis: &mut Analysis,
     finding: &Finding,
     paths: &Paths,
     job: &Job,
     texts: &BTreeMap<PathBuf, String>,
+    values: Option<&PathBuf>,
 ) {
     let loc = &finding.location;
     let mut located = paths.real(&loc.file);
@@ -304,9 +476,9 @@ fn add_finding(
             .map(|(_, rest)| job.root.join(rest))
             .filter(|p| p.is_file());
     }
-    let path = located.unwrap_or_else(|| job.root.join("Chart.yaml"));
+    let mut path = located.unwrap_or_else(|| job.root.join("Chart.yaml"));
     let text = texts.get(&path);
-    let range = if exact {
+    let mut range = if exact {
         Range {
             start: position(text, loc.line, loc.column),
             end: position(text, loc.end_line, loc.end_column),
@@ -327,7 +499,25 @@ fn add_finding(
     if !exact {
         let _ = write!(message, "\nnote: rendered at {}:{}", loc.file, loc.line);
     }
-    let data = fix_data(finding);
+    let mut related_information = None;
+    if let Some(values) = values.filter(|v| **v != path) {
+        let shown = path.strip_prefix(&job.root).unwrap_or(&path);
+        let _ = write!(
+            message,
+            "\nnote: found only with these values, at {}:{}",
+            shown.display(),
+            range.start.line + 1
+        );
+        related_information = Url::from_file_path(&path).ok().map(|uri| {
+            vec![DiagnosticRelatedInformation {
+                location: Location { uri, range },
+                message: "found here with these values".to_owned(),
+            }]
+        });
+        path.clone_from(values);
+        range = Range::default();
+    }
+    let data = fix_data(finding).filter(|_| related_information.is_none());
     analysis
         .diagnostics
         .entry(path)
@@ -339,9 +529,24 @@ fn add_finding(
             code_description: rule_page(finding.code).map(|href| CodeDescription { href }),
             source: Some("chartseq".to_owned()),
             message,
-            related_information: None,
+            related_information,
             tags: None,
             data,
+        });
+}
+
+/// A rendering with a values file that could not be made: said on that file.
+fn values_failure(analysis: &mut Analysis, file: &Path, message: &str) {
+    analysis
+        .diagnostics
+        .entry(file.to_path_buf())
+        .or_default()
+        .push(Diagnostic {
+            range: Range::default(),
+            severity: Some(DiagnosticSeverity::ERROR),
+            source: Some("chartseq".to_owned()),
+            message: crate::safe::one_line(message).into_owned(),
+            ..Diagnostic::default()
         });
 }
 
@@ -499,7 +704,7 @@ fn plan_info(analysis: &mut Analysis, model: &Model, paths: &Paths) {
 }
 
 /// Where each resource lands in the order of the other tool whose annotations the chart
-/// carries (the one `plan --dialect auto` would pick).
+/// carries (the one `plan --dialect auto` would pick), by the template line of its `kind:`.
 fn dialect_info(analysis: &mut Analysis, model: &Model, paths: &Paths) {
     let Ok(dialect) = crate::plan::detect::auto(model) else {
         return;
@@ -510,27 +715,112 @@ fn dialect_info(analysis: &mut Analysis, model: &Model, paths: &Paths) {
     let Ok(plan) = crate::plan::plan_in(model, dialect) else {
         return;
     };
-    let tool = dialect.name().to_owned();
     let steps = plan.steps.len();
-    for (i, step) in plan.steps.iter().enumerate() {
-        for &doc in &step.resources {
-            let Some(resource) = model.resource(doc) else {
-                continue;
-            };
-            let Some(loc) = crate::lint::locate::template_loc(model, resource.kind_loc) else {
+    let placed = plan
+        .steps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, step)| {
+            // In `plan --dialect`'s words: the step's name, and what it waits for when that is
+            // not the step before.
+            let mut name = format!(
+                "`{}`",
+                crate::safe::one_line(step.group.as_deref().unwrap_or("not objects"))
+            );
+            let chained = (step.after.len() == 1 && step.after[0] + 1 == i)
+                || (step.after.is_empty() && i == 0);
+            if !chained && step.after.is_empty() {
+                name.push_str(" (waits for nothing)");
+            } else if !chained {
+                let after: Vec<String> = step.after.iter().map(|a| (a + 1).to_string()).collect();
+                let _ = write!(name, " (after steps {})", after.join(", "));
+            }
+            step.resources
+                .iter()
+                .map(move |&doc| (doc, DialectStep::Step(i + 1, name.clone())))
+        })
+        .chain(plan.crds.iter().map(|&doc| (doc, DialectStep::First)))
+        .chain(
+            plan.not_installed
+                .iter()
+                .map(|&doc| (doc, DialectStep::NotApplied)),
+        );
+    for (doc, at) in placed {
+        // Argo CD creates an object named by `generateName` (a hook): it has a place too.
+        let (resource, star) = match (model.resource(doc), model.generated(doc)) {
+            (Some(r), _) => (r, ""),
+            (None, Some(r)) => (r, "*"),
+            (None, None) => continue,
+        };
+        let Some(loc) = crate::lint::locate::template_loc(model, resource.kind_loc) else {
+            continue;
+        };
+        let source = model.sources.get(loc.file);
+        let Some(path) = paths.real(&source.name) else {
+            continue;
+        };
+        let line = source.line_col(loc.span.start).line;
+        analysis.dialects.entry(path).or_default().push((
+            line.saturating_sub(1),
+            DialectPlace {
+                tool: dialect.tool().to_owned(),
+                resource: crate::safe::one_line(&format!(
+                    "{}/{}{star}",
+                    resource.id.kind, resource.id.name
+                ))
+                .into_owned(),
+                at,
+                steps,
+            },
+        ));
+    }
+    for places in analysis.dialects.values_mut() {
+        places.sort_by_key(|(line, _)| *line);
+    }
+}
+
+/// Every readiness annotation of the rendering, at the template line of its value, with the
+/// expressions the model parsed from it (the very values `apply` evaluates).
+fn readiness_info(analysis: &mut Analysis, model: &Model, paths: &Paths) {
+    for doc in 0..model.documents.len() {
+        let Some(resource) = model.resource(doc) else {
+            continue;
+        };
+        let seq = &resource.seq;
+        let halves = [
+            (false, &seq.readiness_success, &seq.readiness_failure),
+            (true, &seq.readiness_failure, &seq.readiness_success),
+        ];
+        for (failure, this, other) in halves {
+            let Some(this) = this else { continue };
+            let Some(loc) = crate::lint::locate::template_loc(model, this.loc) else {
                 continue;
             };
             let source = model.sources.get(loc.file);
             let Some(path) = paths.real(&source.name) else {
                 continue;
             };
-            let line = source.line_col(loc.span.start).line;
-            analysis.dialects.entry(path).or_default().push((
-                line.saturating_sub(1),
-                DialectPlace {
-                    tool: tool.clone(),
-                    step: i + 1,
-                    steps,
+            let parsed = match &this.value {
+                Ok(_) => Ok(resource
+                    .facts
+                    .readiness
+                    .iter()
+                    .filter(|r| r.failure == failure)
+                    .map(|r| (r.text.clone(), r.parsed.clone()))
+                    .collect()),
+                Err(e) => Err(e.describe()),
+            };
+            // CS301's reading: a half is set when its list holds an expression.
+            let paired = other
+                .as_ref()
+                .is_some_and(|o| o.value.as_ref().is_ok_and(|l| !l.is_empty()));
+            let line = source.line_col(loc.span.start).line.saturating_sub(1);
+            analysis.readiness.entry(path).or_default().push((
+                line,
+                ReadinessAt {
+                    failure,
+                    paired,
+                    parsed,
                 },
             ));
         }

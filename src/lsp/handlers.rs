@@ -12,6 +12,7 @@ use lsp_types::{
     TextEdit, Url, WorkspaceEdit,
 };
 
+use super::analysis::{self, DialectStep};
 use super::index::{self, Kind, Occurrence};
 use super::session::{Session, path_of};
 use crate::model::annotations::{
@@ -110,12 +111,9 @@ fn in_level(
     want: impl Fn(&Occurrence) -> bool,
 ) -> Vec<Location> {
     let mut out = Vec::new();
-    for (path, file) in session.chart_files(root) {
-        if level_of(&path).as_deref() != Some(level) {
-            continue;
-        }
+    for (path, file) in session.level_files(root, level) {
         for o in file.occurrences.iter().filter(|o| want(o)) {
-            out.extend(location(&path, o));
+            out.extend(location(path, o));
         }
     }
     out
@@ -186,7 +184,7 @@ fn hover(session: &Session, path: &Path, pos: Position) -> Option<Hover> {
     let chart = session.charts.get(&root)?;
     let text = match at(session, path, pos) {
         Some((o, level, _)) => hover_text(session, chart, path, o, &level),
-        None => dialect_hover(chart, path, pos.line)?,
+        None => dialect_hover(session, chart, path, pos.line)?,
     };
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
@@ -243,7 +241,7 @@ fn hover_text(
                 ),
             }
         }
-        Kind::ReadinessSuccess | Kind::ReadinessFailure => readiness_hover(session, path, o),
+        Kind::ReadinessSuccess | Kind::ReadinessFailure => readiness_hover(session, chart, path, o),
     };
     if stale {
         text.push_str("\n\n_helm cannot render the chart now: this is the last order it rendered_");
@@ -251,49 +249,73 @@ fn hover_text(
     text
 }
 
-/// What a readiness expression checks, and whether the other half is set.
-fn readiness_hover(session: &Session, path: &Path, o: &Occurrence) -> String {
-    let (this, other) = if o.kind == Kind::ReadinessSuccess {
-        (READINESS_SUCCESS, READINESS_FAILURE)
-    } else {
+/// What a readiness annotation checks, read by the parsers `apply` evaluates with: each
+/// expression's path, operator and value as compared, or its parse error; and whether the
+/// other half is set.
+fn readiness_hover(
+    session: &Session,
+    chart: &super::session::ChartState,
+    path: &Path,
+    o: &Occurrence,
+) -> String {
+    let failure = o.kind == Kind::ReadinessFailure;
+    let (this, other) = if failure {
         (READINESS_FAILURE, READINESS_SUCCESS)
+    } else {
+        (READINESS_SUCCESS, READINESS_FAILURE)
     };
-    let value = o.name.replace("''", "'");
-    let expressions: Vec<String> = serde_json::from_str(&value).unwrap_or_default();
-    let mut s = format!("**`{this}`**\n\n");
-    if expressions.is_empty() {
-        s.push_str("not a JSON array of expressions: `'[\"{.phase} == Running\"]'`\n");
-    }
-    for e in &expressions {
-        match e.split_once('}') {
-            Some((path_part, rest)) if path_part.starts_with('{') => {
-                let jsonpath = &path_part[1..];
-                let _ = writeln!(
-                    s,
-                    "- `{e}`: reads `.status{jsonpath}` of the object and compares it: `{}`",
-                    rest.trim()
-                );
-            }
-            _ => {
-                let _ = writeln!(s, "- `{e}`");
+    // The last render's reading of this annotation, when it is at this line still.
+    let rendered = chart
+        .good
+        .as_ref()
+        .and_then(|g| g.readiness.get(path))
+        .and_then(|r| {
+            r.iter()
+                .find(|(line, at)| *line == o.line && at.failure == failure)
+        })
+        .map(|(_, at)| at);
+    // A value written in full is read as written (the buffer may be newer than the render);
+    // one a template action writes, as it was rendered.
+    let (list, rendered_note) = match rendered {
+        Some(at) if o.templated => (
+            at.parsed.clone(),
+            "\n\n_as rendered with the default values_",
+        ),
+        _ => (analysis::readiness_list(&o.name.replace("''", "'")), ""),
+    };
+    let mut s = format!(
+        "**`{this}`**: {} when any expression holds\n\n",
+        if failure { "failed" } else { "ready" }
+    );
+    match &list {
+        Err(why) => {
+            let _ = writeln!(
+                s,
+                "not a readiness list: {why}; write a JSON array of expressions: `'[\"{{.phase}} == Running\"]'`"
+            );
+        }
+        Ok(items) if items.is_empty() => s.push_str("no expression\n"),
+        Ok(items) => {
+            for (text, parsed) in items {
+                let _ = writeln!(s, "- {}", expression_words(text, parsed));
             }
         }
     }
-    s.push_str(if this == READINESS_SUCCESS {
-        "\nready when any expression holds"
-    } else {
-        "\nfailed when any expression holds"
-    });
-    let paired = session.file_index(path).is_some_and(|f| {
-        let other_kind = if o.kind == Kind::ReadinessSuccess {
-            Kind::ReadinessFailure
-        } else {
-            Kind::ReadinessSuccess
-        };
-        f.occurrences
-            .iter()
-            .any(|x| x.kind == other_kind && x.line.abs_diff(o.line) <= 20)
-    });
+    s.push_str(rendered_note);
+    let paired = match rendered {
+        Some(at) => at.paired,
+        None => session.file_index(path).is_some_and(|f| {
+            let other_kind = if failure {
+                Kind::ReadinessSuccess
+            } else {
+                Kind::ReadinessFailure
+            };
+            f.occurrences
+                .iter()
+                .any(|x| x.kind == other_kind && x.line.abs_diff(o.line) <= 20)
+        }),
+    };
+    s.truncate(s.trim_end().len());
     if !paired {
         let _ = write!(
             s,
@@ -303,13 +325,107 @@ fn readiness_hover(session: &Session, path: &Path, o: &Occurrence) -> String {
     s
 }
 
-fn dialect_hover(chart: &super::session::ChartState, path: &Path, line: u32) -> Option<String> {
+/// One expression in words: what `apply` reads and compares, or why it cannot.
+fn expression_words(
+    text: &str,
+    parsed: &Result<crate::readiness::expr::Expression, crate::readiness::expr::ExprError>,
+) -> String {
+    let shown = text.replace('`', "'");
+    match parsed {
+        Err(e) => {
+            let column = text
+                .get(..e.offset.min(text.len()))
+                .map_or(e.offset, |t| t.chars().count())
+                + 1;
+            format!(
+                "`{shown}`: does not parse (CS302) at column {column}: {}; never evaluated",
+                e.message
+            )
+        }
+        Ok(e) => {
+            let kind = if e.number().is_some() {
+                "a number"
+            } else if e.boolean().is_some() {
+                "a boolean"
+            } else {
+                "a string"
+            };
+            let mut words = format!(
+                "`{shown}`: reads `{}` and compares it `{}` `{}` ({kind})",
+                e.template(),
+                e.op(),
+                e.value().replace('`', "'")
+            );
+            if e.ordering_on_non_number() {
+                let _ = write!(
+                    words,
+                    "; never holds: `{}` compares numbers only (CS303)",
+                    e.op()
+                );
+            }
+            if let Some(key) = e.outside_status() {
+                let _ = write!(
+                    words,
+                    "; never holds: `{key}` is read under `.status` (CS304)"
+                );
+            }
+            words
+        }
+    }
+}
+
+/// Where the resources of the YAML document under the cursor land in the order of the tool
+/// whose annotations the chart carries.
+fn dialect_hover(
+    session: &Session,
+    chart: &super::session::ChartState,
+    path: &Path,
+    line: u32,
+) -> Option<String> {
     let places = chart.good.as_ref()?.dialects.get(path)?;
-    let (_, place) = places.iter().rev().find(|(l, _)| *l <= line)?;
-    Some(format!(
-        "**{}** installs this resource in step {} of {}",
-        place.tool, place.step, place.steps
-    ))
+    let text = session.docs.get(path).map(|d| d.text.clone());
+    let text = text.or_else(|| std::fs::read_to_string(path).ok())?;
+    let (start, end) = document_lines(&text, line);
+    let mut shown: Vec<String> = Vec::new();
+    for (_, place) in places.iter().filter(|(l, _)| (start..end).contains(l)) {
+        let (tool, resource) = (&place.tool, &place.resource);
+        let words = match &place.at {
+            DialectStep::Step(step, name) => format!(
+                "**{tool}** installs `{resource}` in step {step} of {}: {name}",
+                place.steps
+            ),
+            DialectStep::First => {
+                format!("**{tool}** applies `{resource}` first, before its steps")
+            }
+            DialectStep::NotApplied => {
+                format!("**{tool}** does not apply `{resource}` on install")
+            }
+        };
+        if !shown.contains(&words) {
+            shown.push(words);
+        }
+    }
+    (!shown.is_empty()).then(|| shown.join("\n\n"))
+}
+
+/// The 0-based lines `[start, end)` of the YAML document of a template that holds `line`:
+/// between the `---` separators around it.
+fn document_lines(text: &str, line: u32) -> (u32, u32) {
+    let mut start = 0;
+    let mut end = u32::MAX;
+    for (i, l) in text.lines().enumerate() {
+        let i = u32::try_from(i).unwrap_or(u32::MAX);
+        if !l.starts_with("---") {
+            continue;
+        }
+        if i <= line {
+            start = i + 1;
+        } else {
+            end = i;
+            break;
+        }
+    }
+    (start, end)
 }
 
 /// The sequencing annotation keys, for completion.
@@ -345,10 +461,7 @@ fn completion(session: &Session, path: &Path, pos: Position) -> Vec<CompletionIt
     let is_chart_yaml = path.file_name().is_some_and(|n| n == "Chart.yaml");
     let names = |kind: &[Kind], detail: &str| -> Vec<CompletionItem> {
         let mut seen = std::collections::BTreeSet::new();
-        for (p, file) in session.chart_files(&root) {
-            if level_of(&p).as_deref() != Some(level.as_path()) {
-                continue;
-            }
+        for (_, file) in session.level_files(&root, &level) {
             for o in &file.occurrences {
                 if kind.contains(&o.kind) && !o.templated {
                     seen.insert(o.effective.clone().unwrap_or_else(|| o.name.clone()));

@@ -118,7 +118,10 @@ pub fn serve(connection: &Connection, options: &LspOptions) -> Result<(), Error>
         let timeout = session.next_timer();
         crossbeam_channel::select! {
             recv(connection.receiver) -> message => {
-                let Ok(message) = message else { return Ok(()) };
+                let Ok(message) = message else {
+                    session.stop_renders(Duration::from_secs(2));
+                    return Ok(());
+                };
                 match message {
                     Message::Request(request) => {
                         if request.method == "shutdown" {
@@ -136,6 +139,7 @@ pub fn serve(connection: &Connection, options: &LspOptions) -> Result<(), Error>
                     }
                     Message::Notification(n) => {
                         if n.method == "exit" {
+                            session.stop_renders(Duration::from_secs(2));
                             return Ok(());
                         }
                         session.notification(n);

@@ -317,6 +317,12 @@ impl Expression {
         self.number
     }
 
+    /// The value as `true`/`false`, when it is one (and not a number).
+    #[must_use]
+    pub fn boolean(&self) -> Option<bool> {
+        self.boolean
+    }
+
     /// Byte ranges of the path, operator and value in the text given to [`parse`].
     #[must_use]
     pub fn path_range(&self) -> Range {

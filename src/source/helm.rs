@@ -22,6 +22,9 @@ pub struct HelmOptions {
     pub timeout: Duration,
     /// Bytes helm's output (the rendered stream) may have.
     pub max_output_bytes: u64,
+    /// Set, a running render is stopped (its helm killed) and fails as cancelled: the
+    /// language server's render that a newer edit made stale. Never set by the CLI.
+    pub cancel: read::Cancel,
 }
 
 impl Default for HelmOptions {
@@ -34,6 +37,7 @@ impl Default for HelmOptions {
             values: ValueInputs::default(),
             timeout: Duration::from_secs(300),
             max_output_bytes: read::MAX_INPUT_BYTES,
+            cancel: read::Cancel::default(),
         }
     }
 }
@@ -131,17 +135,27 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     };
     command.arg("--").arg(&options.release_name).arg(chart_arg);
     reduce_environment(&mut command);
-    let Some(captured) = read::run(
+    let captured = match read::run_until(
         &mut command,
         options.max_output_bytes,
         Some(options.timeout),
+        &options.cancel,
     )
     .map_err(|e| Error::io(format!("cannot run {}", helm.display()), &e))?
-    else {
-        return Err(Error::new(format!(
-            "helm template did not finish within --helm-timeout {}",
-            crate::duration::go_duration(options.timeout)
-        )));
+    {
+        read::Ended::Finished(captured) => captured,
+        read::Ended::TimedOut => {
+            return Err(Error::new(format!(
+                "helm template did not finish within --helm-timeout {}",
+                crate::duration::go_duration(options.timeout)
+            )));
+        }
+        read::Ended::Cancelled => {
+            return Err(Error::new(format!(
+                "helm template for {} was cancelled",
+                display_path(chart)
+            )));
+        }
     };
     let what = format!("the output of helm template for {}", display_path(chart));
     let out = captured.stdout.map_err(|e| {

@@ -116,6 +116,34 @@ pub struct Captured {
 /// Bytes of a child's standard error kept: enough for any message, bounded like every input.
 pub const MAX_STDERR_BYTES: u64 = 1024 * 1024;
 
+/// A flag that stops a child process run by [`run_until`]: once set, the child is killed and
+/// reaped, and [`Ended::Cancelled`] returned. Clones share the flag.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Cancel {
+    /// Stops the child of every run that polls this flag (now or later).
+    pub fn cancel(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// How a child run by [`run_until`] ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// It exited (or was stopped for output over its limit): what it wrote.
+    Finished(Captured),
+    /// It ran past the timeout and was killed.
+    TimedOut,
+    /// Its [`Cancel`] was set and it was killed.
+    Cancelled,
+}
+
 /// Runs `command` with its standard output and error read through [`bounded`] (output to
 /// `limit`, errors to [`MAX_STDERR_BYTES`]): output over its limit is closed and the child
 /// killed; errors over theirs are cut (`stderr` is `TooBig`) and the rest discarded. With `timeout`, a child still running after
@@ -125,9 +153,29 @@ pub fn run(
     limit: u64,
     timeout: Option<std::time::Duration>,
 ) -> std::io::Result<Option<Captured>> {
+    Ok(
+        match run_until(command, limit, timeout, &Cancel::default())? {
+            Ended::Finished(captured) => Some(captured),
+            Ended::TimedOut | Ended::Cancelled => None,
+        },
+    )
+}
+
+/// [`run`], also stopped when `cancel` is set: the child is killed and reaped (no zombie),
+/// and the threads reading its output are left to end when its pipes close (a grandchild
+/// holding them cannot keep the caller waiting).
+pub fn run_until(
+    command: &mut std::process::Command,
+    limit: u64,
+    timeout: Option<std::time::Duration>,
+    cancel: &Cancel,
+) -> std::io::Result<Ended> {
     use std::process::Stdio;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    if cancel.is_cancelled() {
+        return Ok(Ended::Cancelled);
+    }
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -175,15 +223,19 @@ pub fn run(
             break status;
         }
         let late = timeout.is_some_and(|t| started.elapsed() > t);
-        if late || over.load(Ordering::SeqCst) {
+        let cancelled = cancel.is_cancelled();
+        if late || cancelled || over.load(Ordering::SeqCst) {
             let _ = child.kill();
             let status = child.wait()?;
+            if cancelled {
+                return Ok(Ended::Cancelled);
+            }
             if late {
-                return Ok(None);
+                return Ok(Ended::TimedOut);
             }
             break status;
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(std::time::Duration::from_millis(2));
     };
     let joined = |handle: std::thread::JoinHandle<Result<Vec<u8>, ReadError>>| {
         handle.join().unwrap_or_else(|_| {
@@ -192,7 +244,7 @@ pub fn run(
             )))
         })
     };
-    Ok(Some(Captured {
+    Ok(Ended::Finished(Captured {
         status,
         stdout: joined(out),
         stderr: joined(err),
@@ -202,6 +254,54 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cancelled run kills its child and reaps it (no `/proc` entry left, not even a
+    /// zombie's), and returns without waiting for the child's own end.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cancelled_child_is_killed_and_reaped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("pid");
+        let mut command = std::process::Command::new("sh");
+        command.arg("-c").arg(format!(
+            "echo $$ > '{}'; exec sleep 600",
+            pid_file.display()
+        ));
+        let cancel = Cancel::default();
+        let stopper = cancel.clone();
+        let pid = pid_file.clone();
+        let watcher = std::thread::spawn(move || {
+            // Cancelled once the child has started (a hang is caught by the test's bound).
+            while std::fs::read_to_string(&pid).map_or(true, |t| !t.ends_with('\n')) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            stopper.cancel();
+        });
+        let started = std::time::Instant::now();
+        let ended = run_until(&mut command, 1024, None, &cancel).expect("runs");
+        watcher.join().expect("watcher");
+        assert!(matches!(ended, Ended::Cancelled), "{ended:?}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(300),
+            "hung"
+        );
+        let pid = std::fs::read_to_string(&pid_file).expect("pid");
+        assert!(
+            !Path::new(&format!("/proc/{}", pid.trim())).exists(),
+            "the child {} is left",
+            pid.trim()
+        );
+        // Set before the run: nothing is started.
+        let mut never = std::process::Command::new("sh");
+        never
+            .arg("-c")
+            .arg(format!("touch '{}'", dir.path().join("ran").display()));
+        assert!(matches!(
+            run_until(&mut never, 1024, None, &cancel),
+            Ok(Ended::Cancelled)
+        ));
+        assert!(!dir.path().join("ran").exists());
+    }
 
     #[test]
     fn a_reader_is_refused_past_its_limit_without_reading_on() {

@@ -58,7 +58,13 @@ impl Client {
     }
 
     fn spawn_helm(helm: Option<PathBuf>) -> Self {
+        Self::spawn_env(helm, &[])
+    }
+
+    /// Starts `chartseq lsp` with `--helm HELM` and more environment, without initializing it.
+    pub fn spawn_env(helm: Option<PathBuf>, env: &[(&str, &Path)]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_chartseq"));
+        cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -90,7 +96,11 @@ impl Client {
 
     /// Starts and initializes the server (with `$/progress` support announced).
     pub fn start() -> Self {
-        let mut client = Self::spawn();
+        Self::initialized(Self::spawn())
+    }
+
+    /// Initializes a started server (with `$/progress` support announced).
+    pub fn initialized(mut client: Self) -> Self {
         let result = client.request(
             "initialize",
             json!({"processId": null, "rootUri": null, "capabilities": {"window": {"workDoneProgress": true}}}),
@@ -302,7 +312,7 @@ fn lsp_diagnostics_on_open_sit_on_the_template_line_with_code_and_rule_page() {
     let hover = client.request("textDocument/hover", at(&job, 7, 40));
     assert_eq!(
         hover["contents"]["value"],
-        "**`helm.sh/readiness-success`**\n\n- `{.succeeded} >= 1`: reads `.status.succeeded` of the object and compares it: `>= 1`\n\nready when any expression holds\n\n`helm.sh/readiness-failure` is not set: Helm ignores this half and judges the resource by its default status checks (kstatus) (CS301)"
+        "**`helm.sh/readiness-success`**: ready when any expression holds\n\n- `{.succeeded} >= 1`: reads `{.status.succeeded}` and compares it `>=` `1` (a number)\n\n`helm.sh/readiness-failure` is not set: Helm ignores this half and judges the resource by its default status checks (kstatus) (CS301)"
     );
     // The quick fix adds the missing half with the kind's failure expression.
     let actions = client.request(
@@ -682,7 +692,7 @@ fn lsp_hover_on_a_werf_resource_shows_its_step_in_werfs_order() {
     let hover = client.request("textDocument/hover", at(&app, 7, 2));
     assert_eq!(
         hover["contents"]["value"],
-        "**werf** installs this resource in step 2 of 2"
+        "**werf** installs `ConfigMap/app-config` in step 2 of 2: `install:weight=0`"
     );
     assert_eq!(client.shutdown(), Some(0));
 }
@@ -859,4 +869,304 @@ fn lsp_a_half_typed_depends_on_is_diagnosed_and_still_completes() {
         Value::Null
     );
     assert_eq!(client.shutdown(), Some(0));
+}
+
+/// Hover on the resources of the chart at `fixtures/<fixture>`: `(template, line, text)`.
+fn dialect_hovers(fixture: &str, hovers: &[(&str, u64, &str)]) {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chart = dir.path().join("chart");
+    copy_dir(&crate::fixture(fixture), &chart);
+    let chart = chart.canonicalize().expect("canonical");
+    let mut client = Client::start();
+    for (template, line, want) in hovers {
+        let file = client.open(&chart.join(template));
+        client.diagnostics(&file, |_| true);
+        let hover = client.request("textDocument/hover", at(&file, *line, 2));
+        assert_eq!(hover["contents"]["value"], *want, "{template}:{line}");
+    }
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
+fn lsp_hover_on_an_argo_cd_resource_shows_its_sync_phase_and_wave() {
+    dialect_hovers(
+        "migrate/argo/sync-waves",
+        &[
+            // A hook named by generateName: Argo CD creates it under a new name each sync.
+            (
+                "templates/manifests.yaml",
+                2,
+                "**Argo CD** installs `Job/upgrade-sql-schema*` in step 1 of 5: `PreSync:wave=0`",
+            ),
+            // On the document's first line, above its `kind:`: that document's resource.
+            (
+                "templates/manifests.yaml",
+                16,
+                "**Argo CD** installs `ReplicaSet/backend` in step 2 of 5: `Sync:wave=0`",
+            ),
+            (
+                "templates/manifests.yaml",
+                47,
+                "**Argo CD** installs `Job/maint-page-up` in step 3 of 5: `Sync:wave=1`",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn lsp_hover_on_a_kapp_resource_shows_its_change_group_and_what_it_waits_for() {
+    dialect_hovers(
+        "migrate/kapp/kontinuous",
+        &[
+            (
+                "templates/configmap.yaml",
+                1,
+                "**kapp** installs `ConfigMap/app-env` in step 1 of 5: `change-groups.kapp.k14s.io/pod-related`",
+            ),
+            (
+                "templates/namespace.yaml",
+                1,
+                "**kapp** installs `Namespace/demo` in step 2 of 5: `ungrouped` (waits for nothing)",
+            ),
+            (
+                "templates/app.yaml",
+                1,
+                "**kapp** installs `Deployment/app` in step 5 of 5: `ungrouped#2` (after steps 1, 4)",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn lsp_hover_on_a_kots_resource_shows_its_phase() {
+    dialect_hovers(
+        "migrate/kots/phases",
+        &[
+            (
+                "templates/crd.yaml",
+                1,
+                "**KOTS** installs `CustomResourceDefinition/tasks.example.com` in step 1 of 5: `phase=-1`",
+            ),
+            (
+                "templates/migrate.yaml",
+                1,
+                "**KOTS** installs `Job/migrate` in step 3 of 5: `phase=0 after StatefulSet/database`",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn lsp_readiness_hover_reads_each_expression_as_apply_evaluates_it() {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let (_dir, chart) = chart_copy();
+    let path = chart.join("templates/job.yaml");
+    let text = std::fs::read_to_string(&path).expect("job.yaml").replace(
+        "    helm.sh/readiness-success: '[\"{.succeeded} >= 1\"]'\n",
+        "    helm.sh/readiness-success: '[\"{.succeeded} >= 1\", \"{.conditions[?(@.type==''Complete'')].status} == \\\"True\\\"\"]'\n    helm.sh/readiness-failure: '[\"{.failed} => 1\", \"{.phase} < Done\", \"{.spec.x} == 1\"]'\n",
+    );
+    std::fs::write(&path, &text).expect("write");
+    let mut client = Client::start();
+    let job = client.open(&path);
+    client.diagnostics(&job, |l| has(l, "CS302"));
+    assert_eq!(
+        client.request("textDocument/hover", at(&job, 7, 40))["contents"]["value"],
+        "**`helm.sh/readiness-success`**: ready when any expression holds\n\n- `{.succeeded} >= 1`: reads `{.status.succeeded}` and compares it `>=` `1` (a number)\n- `{.conditions[?(@.type=='Complete')].status} == \"True\"`: reads `{.status.conditions[?(@.type=='Complete')].status}` and compares it `==` `True` (a string)"
+    );
+    assert_eq!(
+        client.request("textDocument/hover", at(&job, 8, 40))["contents"]["value"],
+        "**`helm.sh/readiness-failure`**: failed when any expression holds\n\n- `{.failed} => 1`: does not parse (CS302) at column 11: unsupported operator `=>`: use one of == != < <= > >= (did you mean `>=`?); never evaluated\n- `{.phase} < Done`: reads `{.status.phase}` and compares it `<` `Done` (a string); never holds: `<` compares numbers only (CS303)\n- `{.spec.x} == 1`: reads `{.status.spec.x}` and compares it `==` `1` (a number); never holds: `spec` is read under `.status` (CS304)"
+    );
+    // A list that is not JSON: said as such, nothing evaluated.
+    let broken = text.replace("'[\"{.failed} => 1\"", "'[{.failed} => 1\"");
+    client.change(&job, 2, &broken);
+    assert_eq!(
+        client.request("textDocument/hover", at(&job, 8, 40))["contents"]["value"],
+        "**`helm.sh/readiness-failure`**: failed when any expression holds\n\nnot a readiness list: the value is not valid JSON (key must be a string at line 1 column 3); write a JSON array of expressions: `'[\"{.phase} == Running\"]'`"
+    );
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+/// A helm whose first render writes its PID and sleeps (`exec`: the PID is the sleeping
+/// process); every later render is the real helm's.
+#[cfg(target_os = "linux")]
+fn stuck_helm(dir: &Path, helm: &Path) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("stuck-helm");
+    let pid = dir.join("pid");
+    let first = dir.join("first");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif mkdir '{first}' 2>/dev/null; then\n  echo $$ > '{pid}.tmp' && mv '{pid}.tmp' '{pid}'\n  exec sleep 300\nfi\nexec '{helm}' \"$@\"\n",
+            first = first.display(),
+            pid = pid.display(),
+            helm = helm.display()
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    (script, pid)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn lsp_a_newer_edit_kills_the_stale_render_and_shows_its_own() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let (dir, chart) = chart_copy();
+    let (script, pid_file) = stuck_helm(dir.path(), &helm);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("mkdir");
+    let mut client = Client::initialized(Client::spawn_env(Some(script), &[("TMPDIR", &tmp)]));
+    let path = chart.join("templates/app.yaml");
+    let app = uri(&path);
+    let typo = std::fs::read_to_string(&path)
+        .expect("app.yaml")
+        .replace("'[\"database\"]'", "'[\"databse\"]'");
+    // Opened unsaved: the first render works on a copy in a temporary directory.
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": app, "languageId": "helm", "version": 1, "text": typo}}),
+    );
+    let deadline = Instant::now() + HANG;
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the first render never ran helm");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let proc = PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc.exists(), "the first render's helm runs");
+    // A newer edit while that helm sleeps: it is stopped, and the edit's render is shown.
+    client.change(&app, 2, &typo);
+    let list = client.diagnostics(&app, |l| has(l, "CS101"));
+    assert!(has(&list, "CS101"), "{list:?}");
+    // Killed and reaped (a zombie keeps its /proc entry), its copy of the chart removed.
+    assert!(
+        !proc.exists(),
+        "the stale render's helm ({pid}) still runs or was never reaped"
+    );
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[test]
+fn lsp_a_ci_values_file_shows_what_only_its_values_find() {
+    if crate::tool("helm").is_none() {
+        return;
+    }
+    let (_dir, chart) = chart_copy();
+    std::fs::create_dir(chart.join("ci")).expect("mkdir");
+    std::fs::write(
+        chart.join("values.yaml"),
+        "extraAnnotations:\n  helm.sh/resource-group: extra\n  helm.sh/depends-on/resource-groups: '[\"app\"]'\notherDeps: '[\"app\"]'\n",
+    )
+    .expect("write");
+    let ci_text = "# a values set chart-testing installs\nextraAnnotations:\n  helm.sh/resource-group: extra\n  helm.sh/depends-on/resource-groups: '[\"ap\"]'\notherDeps: '[\"extr\"]'\n";
+    std::fs::write(chart.join("ci/typo-values.yaml"), ci_text).expect("write");
+    // One group's annotations inserted whole from values, one value inserted into a line.
+    std::fs::write(
+        chart.join("templates/extra.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  annotations:\n    {{- toYaml .Values.extraAnnotations | nindent 4 }}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        chart.join("templates/other.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  annotations:\n    helm.sh/resource-group: other\n    helm.sh/depends-on/resource-groups: {{ .Values.otherDeps | quote }}\n",
+    )
+    .expect("write");
+    let mut client = Client::start();
+    let ci = client.open(&chart.join("ci/typo-values.yaml"));
+    let list = client.diagnostics(&ci, |l| !l.is_empty());
+    let other = uri(&chart.join("templates/other.yaml"));
+    // Only what these values bring: the default values' findings (CS203, CS301) stay where
+    // they are, once.
+    assert_eq!(codes(&list), ["CS101", "CS101"], "{list:?}");
+    assert_eq!(list[0]["range"], range(3, 2, 3, 46));
+    assert!(
+        list[0]["message"].as_str().is_some_and(|m| m.starts_with(
+            "resource group `extra` depends on `ap`, which no resource of chart app declares"
+        )),
+        "{}",
+        list[0]
+    );
+    assert_eq!(list[1]["range"], range(0, 0, 0, 0));
+    assert!(
+        list[1]["message"].as_str().is_some_and(|m| m.starts_with(
+            "resource group `other` depends on `extr`, which no resource of chart app declares"
+        ) && m
+            .ends_with("\nnote: found only with these values, at templates/other.yaml:7")),
+        "{}",
+        list[1]
+    );
+    assert_eq!(
+        list[1]["relatedInformation"],
+        json!([{"location": {"uri": other, "range": range(6, 4, 6, 71)}, "message": "found here with these values"}])
+    );
+    let job = client.open(&chart.join("templates/job.yaml"));
+    let list = client.diagnostics(&job, |l| !l.is_empty());
+    assert_eq!(codes(&list), ["CS301"]);
+    // Nothing of the values file's rendering lands on the templates.
+    for m in client.seen.iter().chain(&client.pending) {
+        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] != ci {
+            let list = m["params"]["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert!(!has(&list, "CS101"), "{m}");
+        }
+    }
+    // The buffer as typed is the values file rendered.
+    client.change(&ci, 2, &ci_text.replace("[\"ap\"]", "[\"app\"]"));
+    let says = |d: &Value, what: &str| d["message"].as_str().is_some_and(|m| m.contains(what));
+    let list = client.diagnostics(&ci, |l| !l.iter().any(|d| says(d, "depends on `ap`")));
+    assert!(
+        list.iter().any(|d| says(d, "depends on `extr`")),
+        "{list:?}"
+    );
+    assert_eq!(client.shutdown(), Some(0));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn lsp_exit_stops_a_running_render() {
+    let Some(helm) = crate::tool("helm") else {
+        return;
+    };
+    let (dir, chart) = chart_copy();
+    let (script, pid_file) = stuck_helm(dir.path(), &helm);
+    let mut client = Client::initialized(Client::spawn_env(Some(script), &[]));
+    client.open(&chart.join("templates/app.yaml"));
+    let deadline = Instant::now() + HANG;
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the render never ran helm");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(client.shutdown(), Some(0));
+    // The server is gone, and so is the helm of its last render: not left to run on.
+    assert!(
+        !PathBuf::from(format!("/proc/{pid}")).exists(),
+        "the render's helm ({pid}) outlived the server"
+    );
 }
