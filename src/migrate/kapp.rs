@@ -1,19 +1,20 @@
-//! kapp → HIP-0025 (DIALECTS.md §3 and the kapp rows of §7.3), read from the annotations.
+//! kapp → HIP-0025 (DIALECTS.md §3 and the kapp rows of §7.3), from kapp's plan.
 //!
-//! kapp orders single changes: a resource belongs to change groups
-//! (`kapp.k14s.io/change-group`, `….change-group.<suffix>`) and its rules
-//! (`kapp.k14s.io/change-rule`, `….change-rule.<suffix>`: `upsert after upserting G`) make it
-//! wait for every member of a group. HIP-0025 orders groups, so the resources of one chart
-//! level with the same change groups and the same upsert rules form one equivalence class,
-//! one group (`kapp-<change group>`, sanitised); a class that waits for a change group depends
-//! on every class holding a member of it (`upsert before upserting G` turns the edge around).
-//! Unannotated Namespaces, CRDs, RBAC, storage and pod-related kinds (config maps, secrets,
-//! service accounts, …), which kapp's default rules apply first, go in a `kapp-defaults` group
-//! that every class depends on. A Job others wait for gets completion readiness (kapp waits
-//! for Jobs to complete). Delete rules, rules between upserts and deletes, and `exists`
-//! (an object kapp never creates) have no HIP-0025 form: lost.
-//!
-//! chartseq has no kapp planner: the mapping states the rules' constraints for the proof.
+//! kapp orders single changes: a resource belongs to change groups (its
+//! `kapp.k14s.io/change-group…` annotations and the groups kapp's default configuration gives
+//! its kind) and rules (`kapp.k14s.io/change-rule…` and the default rules: CRDs before their
+//! custom resources, a Namespace before what is in it, pod-related kinds, RBAC and storage
+//! before the rest, …) make it wait for every member of a group. kapp's planner
+//! ([`crate::plan::kapp`]) gathers the resources with the same groups and effective rules into
+//! one step and draws the edges between steps, default rules included. HIP-0025 orders groups,
+//! so each step of one chart level that kapp orders against another resource of that level is
+//! one group (`kapp-<change group>` as annotated, sanitised; else `kapp-<name>` of its first
+//! resource when it is in no change group; else `kapp-defaults`, numbered when taken), and it
+//! depends on the groups of the steps kapp makes it wait for. A step kapp orders against
+//! nothing of its level stays unsequenced. A Job others wait for gets completion readiness
+//! (kapp waits for Jobs to complete). Delete rules are checked against HIP-0025's uninstall;
+//! rules between upserts and deletes, and `exists` (an object kapp never creates) have no
+//! HIP-0025 form: lost.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,29 +22,7 @@ use super::{Lost, Mapping, Res};
 use crate::model::annotations::{DEPENDS_ON_GROUPS, RESOURCE_GROUP};
 use crate::model::kapp::{Action, CHANGE_GROUP, CHANGE_RULE, EXISTS, Order, Origin, TargetAction};
 use crate::model::{ChartId, DocId, Model, Placement};
-
-/// Kinds kapp's default rules apply before the rest.
-const DEFAULT_FIRST: [&str; 19] = [
-    "Namespace",
-    "CustomResourceDefinition",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "PriorityClass",
-    "RuntimeClass",
-    "ServiceAccount",
-    "Secret",
-    "ConfigMap",
-    "Role",
-    "ClusterRole",
-    "RoleBinding",
-    "ClusterRoleBinding",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-];
+use crate::plan::Plan;
 
 const DEFAULTS_GROUP: &str = "kapp-defaults";
 
@@ -87,7 +66,7 @@ fn is_key(key: &str, base: &str) -> bool {
 
 /// Maps a kapp-ordered chart.
 #[must_use]
-pub fn map(model: &Model) -> Mapping {
+pub fn map(model: &Model, plan: &Plan) -> Mapping {
     let mut mapping = Mapping::default();
     let mut reads: Vec<Read> = Vec::new();
     let mut delete_rules: Vec<(DocId, bool, String, String)> = Vec::new();
@@ -203,47 +182,78 @@ pub fn map(model: &Model) -> Mapping {
     }
     let levels: BTreeSet<ChartId> = reads.iter().map(|r| model.documents[r.doc].chart).collect();
     for chart in levels {
-        level(model, chart, &reads, &mut mapping);
+        level(model, plan, chart, &reads, &mut mapping);
     }
     mapping
 }
 
-/// The classes of one chart level and their edges.
-fn level(model: &Model, chart: ChartId, reads: &[Read], mapping: &mut Mapping) {
-    let here: Vec<&Read> = reads
+/// The groups of one chart level: one per step of kapp's plan holding resources of this level
+/// that kapp orders against another resource of it; a group depends on the groups kapp makes
+/// it wait for, directly or through steps with no resource here (other chart levels, hooks,
+/// `crds/`). A step kapp orders against nothing here stays unsequenced.
+fn level(model: &Model, plan: &Plan, chart: ChartId, reads: &[Read], mapping: &mut Mapping) {
+    let here: BTreeSet<DocId> = reads
         .iter()
         .filter(|r| model.documents[r.doc].chart == chart)
+        .map(|r| r.doc)
         .collect();
-    // Equivalence classes: same change groups, same rules.
-    let mut classes: BTreeMap<(Vec<String>, Vec<Rule>), Vec<DocId>> = BTreeMap::new();
-    let mut defaults = Vec::new();
-    for r in &here {
-        if r.groups.is_empty() && r.rules.is_empty() {
-            let kind = model.resource(r.doc).map_or("", |x| x.id.kind.as_str());
-            if DEFAULT_FIRST.contains(&kind) {
-                defaults.push(r.doc);
+    let docs: Vec<Vec<DocId>> = plan
+        .steps
+        .iter()
+        .map(|s| {
+            s.resources
+                .iter()
+                .copied()
+                .filter(|d| here.contains(d))
+                .collect()
+        })
+        .collect();
+    // `deps[i]`: the steps with resources here that step `i` waits for, seen through steps
+    // without any (plan steps wait only for earlier ones).
+    let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.steps.len()];
+    for (i, step) in plan.steps.iter().enumerate() {
+        let mut stack: Vec<usize> = step.after.clone();
+        let mut seen: BTreeSet<usize> = BTreeSet::new();
+        while let Some(p) = stack.pop() {
+            if p >= plan.steps.len() || !seen.insert(p) {
+                continue;
             }
-            continue;
+            if docs[p].is_empty() {
+                stack.extend(plan.steps[p].after.iter().copied());
+            } else {
+                deps[i].insert(p);
+            }
         }
-        classes
-            .entry((
-                r.groups.iter().cloned().collect(),
-                r.rules.iter().cloned().collect(),
-            ))
-            .or_default()
-            .push(r.doc);
     }
-    if classes.is_empty() {
+    let waited: BTreeSet<usize> = (0..plan.steps.len())
+        .filter(|&i| !docs[i].is_empty())
+        .flat_map(|i| deps[i].iter().copied())
+        .collect();
+    let ordered: Vec<usize> = (0..plan.steps.len())
+        .filter(|&i| !docs[i].is_empty() && (!deps[i].is_empty() || waited.contains(&i)))
+        .collect();
+    if ordered.is_empty() {
         return;
     }
-    let mut names: BTreeMap<&(Vec<String>, Vec<Rule>), String> = BTreeMap::new();
+    // Names: the step's change groups as annotated, else the first resource's name when the
+    // step is in no change group, else `kapp-defaults` (kapp's default change groups only).
+    let mut names: BTreeMap<usize, String> = BTreeMap::new();
     let mut taken: BTreeSet<String> = BTreeSet::new();
-    taken.insert(DEFAULTS_GROUP.to_owned());
-    for (key, docs) in &classes {
-        let base = if key.0.is_empty() {
-            group_name(model.resource(docs[0]).map_or("", |r| r.id.name.as_str()))
-        } else {
-            group_name(&key.0.join("-"))
+    for &i in &ordered {
+        let first = docs[i][0];
+        let read = reads.iter().find(|r| r.doc == first);
+        let base = match read {
+            Some(r) if !r.groups.is_empty() => {
+                group_name(&r.groups.iter().cloned().collect::<Vec<_>>().join("-"))
+            }
+            _ if plan.steps[i]
+                .group
+                .as_deref()
+                .is_none_or(|g| g.starts_with("ungrouped")) =>
+            {
+                group_name(model.resource(first).map_or("", |x| x.id.name.as_str()))
+            }
+            _ => DEFAULTS_GROUP.to_owned(),
         };
         let mut name = base.clone();
         let mut n = 2;
@@ -251,58 +261,15 @@ fn level(model: &Model, chart: ChartId, reads: &[Read], mapping: &mut Mapping) {
             name = format!("{base}-{n}");
             n += 1;
         }
-        names.insert(key, name);
+        names.insert(i, name);
     }
-    // Edges between classes.
-    let class_of = |doc: DocId| {
-        classes
-            .iter()
-            .find(|(_, docs)| docs.contains(&doc))
-            .and_then(|(k, _)| names.get(k).cloned())
-    };
-    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for key in classes.keys() {
-        let own = names[key].clone();
-        deps.entry(own.clone()).or_default();
-        for rule in &key.1 {
-            let targets: BTreeSet<String> = here
-                .iter()
-                .filter(|r| r.groups.contains(&rule.group))
-                .filter_map(|r| class_of(r.doc))
-                .filter(|t| *t != own)
-                .collect();
-            for t in targets {
-                if rule.after {
-                    deps.entry(own.clone()).or_default().insert(t);
-                } else {
-                    deps.entry(t).or_default().insert(own.clone());
-                }
-            }
-        }
-    }
-    if !defaults.is_empty() {
-        for set in deps.values_mut() {
-            set.insert(DEFAULTS_GROUP.to_owned());
-        }
-    }
-    let waited: BTreeSet<String> = deps.values().flatten().cloned().collect();
     let mut chain: Vec<String> = Vec::new();
-    if !defaults.is_empty() {
-        chain.push(DEFAULTS_GROUP.to_owned());
-        for &doc in &defaults {
-            let want = mapping.want(doc);
-            want.set
-                .push((RESOURCE_GROUP.to_owned(), DEFAULTS_GROUP.to_owned()));
-        }
-    }
-    for (key, docs) in &classes {
-        let own = &names[key];
+    for &i in &ordered {
+        let own = names[&i].clone();
         chain.push(own.clone());
-        let on: Vec<&str> = deps
-            .get(own)
-            .map(|s| s.iter().map(String::as_str).collect())
-            .unwrap_or_default();
-        for &doc in docs {
+        let mut on: Vec<&str> = deps[i].iter().map(|p| names[p].as_str()).collect();
+        on.sort_unstable();
+        for &doc in &docs[i] {
             let anchor = model.resource(doc).and_then(|r| {
                 r.annotations
                     .iter()
@@ -316,7 +283,7 @@ fn level(model: &Model, chart: ChartId, reads: &[Read], mapping: &mut Mapping) {
                 want.set
                     .push((DEPENDS_ON_GROUPS.to_owned(), super::ordinal::json_list(&on)));
             }
-            if waited.contains(own) {
+            if waited.contains(&i) {
                 super::ordinal::job_readiness(model, doc, &mut want.set);
             }
         }

@@ -325,7 +325,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     let mut mapping = match from {
         Source::Argo => argo::map(&model, &source_plan),
         Source::Werf => werf::map(&model, &source_plan),
-        Source::Kapp => kapp::map(&model),
+        Source::Kapp => kapp::map(&model, &source_plan),
         Source::Kots => kots::map(&model),
         Source::Draft => draft::map(&model),
     };

@@ -262,6 +262,7 @@ fn migrated_charts_are_idempotent_and_lint_clean() {
         ("migrate/kots/phases", "kots", 1, 0),
         ("migrate/draft/layers", "draft", 1, 2),
         ("migrate/kapp/kontinuous", "kapp", 1, 0),
+        ("migrate/kapp/defaults", "kapp", 0, 0),
     ] {
         let (tmp, chart) = copy(rel);
         let before = lint_errors(&helm, tmp.path(), &chart);
@@ -525,9 +526,10 @@ fn draft_keys_are_renamed_and_rewritten() {
     });
 }
 
-/// kapp as kontinuous uses it: one group per equivalence class, a DAG from the upsert rules,
+/// kapp as kontinuous uses it: one group per step of kapp's plan, a DAG from the upsert rules,
 /// the unannotated `ConfigMap` (which kapp's default rules apply first) in `kapp-defaults`, the
-/// gating Job with completion readiness; `exists` is lost.
+/// gating Job with completion readiness; `exists` is lost, and the Namespace, which kapp
+/// orders against nothing here (the objects are in the release namespace), stays unsequenced.
 #[test]
 fn kapp_rules_become_a_dag_of_classes() {
     let Some(helm) = tool("helm") else { return };
@@ -558,6 +560,75 @@ fn kapp_rules_become_a_dag_of_classes() {
     snapshot_settings().bind(|| {
         insta::assert_snapshot!("migrate_kapp_kontinuous_diff", diff);
     });
+}
+
+/// `fixtures/migrate/kapp/defaults`: every order comes from kapp's default rules (CRD before
+/// its custom resource, a Namespace before what is in it, the pod-related `ConfigMap` before
+/// the namespaced rest); the migrated groups are kapp's own steps, each depending on the steps
+/// kapp makes it wait for, so nothing is lost, and the `IngressClass` kapp orders against
+/// nothing stays unsequenced.
+#[test]
+fn kapp_default_rules_become_groups() {
+    let Some(helm) = tool("helm") else { return };
+    let (tmp, chart) = copy("migrate/kapp/defaults");
+    let (code, out, _) = migrate(
+        &helm,
+        tmp.path(),
+        &[&chart, "--from", "kapp", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let v = json(&out);
+    assert_eq!(v["lost"].as_array().map(Vec::len), Some(0), "{out}");
+    let (code, diff, report) = migrate(&helm, tmp.path(), &[&chart, "--from", "kapp"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(
+        report.contains(
+            "  defaults: kapp-shop-crds, kapp-shop-namespace, kapp-defaults, kapp-shop-widget, kapp-app\n"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("  kept: 6 ordering constraints\n"),
+        "{report}"
+    );
+    for (file, group, on) in [
+        ("crd.yaml", "kapp-shop-crds", None),
+        ("namespace.yaml", "kapp-shop-namespace", None),
+        (
+            "configmap.yaml",
+            "\"kapp-defaults\"",
+            Some(r#"["kapp-shop-namespace"]"#),
+        ),
+        (
+            "widget.yaml",
+            "kapp-shop-widget",
+            Some(r#"["kapp-defaults", "kapp-shop-crds", "kapp-shop-namespace"]"#),
+        ),
+        (
+            "deployment.yaml",
+            "\"kapp-app\"",
+            Some(r#"["kapp-defaults", "kapp-shop-namespace"]"#),
+        ),
+    ] {
+        let section = diff
+            .split("--- a/templates/")
+            .find(|s| s.starts_with(file))
+            .unwrap_or_else(|| panic!("{file} is not edited: {diff}"));
+        assert!(
+            section.contains(&format!("+    helm.sh/resource-group: {group}\n")),
+            "{file}: {diff}"
+        );
+        match on {
+            Some(on) => assert!(
+                section.contains(&format!(
+                    "+    helm.sh/depends-on/resource-groups: '{on}'\n"
+                )),
+                "{file}: {diff}"
+            ),
+            None => assert!(!section.contains("depends-on"), "{file}: {diff}"),
+        }
+    }
+    assert!(!diff.contains("ingressclass.yaml"), "{diff}");
 }
 
 /// A path that does not exist is named as such, not as a chart of the wrong kind.
