@@ -2,12 +2,16 @@
 //! parsers. What they mean is decided in [`super::settings`].
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands;
 use crate::parse::Limits;
+use crate::plan::Dialect;
+use crate::plan::detect::Choice;
 use crate::source::chart::ChartLimits;
 
 #[derive(Debug, Parser)]
@@ -562,24 +566,31 @@ pub enum PlanFormatArg {
     Mermaid,
 }
 
-/// Whose ordering `plan` and `template` follow.
-#[derive(Debug, Clone, Copy, Default, ValueEnum)]
-pub enum DialectArg {
-    /// HIP-0025 resource groups and subcharts.
-    #[default]
-    Hip,
-    /// Argo CD sync phases and waves.
-    Argo,
-    /// werf/nelm stages and weights.
-    Werf,
-    /// kapp change groups and change rules.
-    Kapp,
-    /// KOTS creation phases.
-    Kots,
-    /// The draft sequencing HIP's layers and weights.
-    Draft,
-    /// The dialect whose annotations the chart carries (HIP-0025 when none).
-    Auto,
+/// Whose ordering `plan`, `template` and `apply` follow: a dialect by its name
+/// ([`Dialect::ALL`]), or `auto`, the one whose annotations the chart carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DialectArg(pub Choice);
+
+static DIALECT_ARGS: LazyLock<Vec<DialectArg>> = LazyLock::new(|| {
+    Dialect::ALL
+        .into_iter()
+        .map(|d| DialectArg(Choice::Dialect(d)))
+        .chain([DialectArg(Choice::Auto)])
+        .collect()
+});
+
+impl ValueEnum for DialectArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &DIALECT_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self.0 {
+            Choice::Dialect(d) => PossibleValue::new(d.name()).help(d.summary()),
+            Choice::Auto => PossibleValue::new("auto")
+                .help("The dialect whose annotations the chart carries (HIP-0025 when none)"),
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -642,21 +653,31 @@ pub struct TemplateArgs {
     pub include_crds: bool,
 }
 
-/// The tool a chart's order is migrated from.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FromArg {
-    /// werf/nelm weights and stages.
-    Werf,
-    /// Argo CD sync waves and hooks.
-    Argo,
-    /// kapp change groups and rules.
-    Kapp,
-    /// KOTS creation phases and waits.
-    Kots,
-    /// The draft HIP's keys (helm.sh/layer, helm.sh/weight, ...).
-    Draft,
-    /// Whichever the chart's annotations name.
-    Auto,
+/// The tool a chart's order is migrated from: a dialect other than HIP-0025 by its name, or
+/// `None` (`auto`) for whichever the chart's annotations name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FromArg(pub Option<Dialect>);
+
+static FROM_ARGS: LazyLock<Vec<FromArg>> = LazyLock::new(|| {
+    Dialect::ALL
+        .into_iter()
+        .filter(|d| *d != Dialect::Hip)
+        .map(|d| FromArg(Some(d)))
+        .chain([FromArg(None)])
+        .collect()
+});
+
+impl ValueEnum for FromArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &FROM_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self.0 {
+            Some(d) => PossibleValue::new(d.name()).help(d.summary()),
+            None => PossibleValue::new("auto").help("Whichever the chart's annotations name"),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -7,14 +7,16 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::args::{
-    Cli, Command, DialectArg, DiffFormatArg, DocFormatArg, LintFormatArg, MigrateFormatArg,
-    PlanFormatArg, RulesFormatArg,
+    Cli, Command, DiffFormatArg, DocFormatArg, LintFormatArg, MigrateFormatArg, PlanFormatArg,
+    RulesFormatArg,
 };
 use super::generate;
 #[cfg(feature = "apply")]
 use super::settings::history_max;
 use crate::commands::{self, Outcome};
 use crate::model::InputTarget;
+use crate::plan::Dialect;
+use crate::plan::detect::Choice;
 use crate::plan::output::PlanFormat;
 
 impl Command {
@@ -105,14 +107,14 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
-            if args.uninstall && !matches!(args.dialect, DialectArg::Hip) {
+            if args.uninstall && args.dialect.0 != Choice::Dialect(Dialect::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
                 )));
             }
             if matches!(args.format, PlanFormatArg::Dag)
-                && (args.uninstall || !matches!(args.dialect, DialectArg::Hip))
+                && (args.uninstall || args.dialect.0 != Choice::Dialect(Dialect::Hip))
             {
                 return Err(commands::Failure::Tool(crate::error::Error::new(
                     "--format dag prints what `helm dag` prints, the HIP-0025 install order only: it takes neither --uninstall nor another --dialect than hip",

@@ -10,9 +10,9 @@ use super::args::{
     ApplyArgs, ConnectionArgs, OutputArg, ProgressArg, ReleaseArgs, StorageArg, WaitArgs,
 };
 use super::args::{
-    ColorArg, DEFAULT_RELEASE_NAME, DialectArg, DiffArgs, DiffFormatArg, FailOnArg, FromArg,
-    HelmArgs, InputArgs, LimitArgs, LintArgs, LintFormatArg, MigrateArgs, OutputFileArgs,
-    ReadinessArgs, ReadinessFormatArg, TemplateArgs,
+    ColorArg, DEFAULT_RELEASE_NAME, DialectArg, DiffArgs, DiffFormatArg, FailOnArg, HelmArgs,
+    InputArgs, LimitArgs, LintArgs, LintFormatArg, MigrateArgs, OutputFileArgs, ReadinessArgs,
+    ReadinessFormatArg, TemplateArgs,
 };
 use crate::commands;
 use crate::model::Input;
@@ -289,16 +289,7 @@ fn to_input(
 
 impl DialectArg {
     pub(super) fn choice(self) -> crate::plan::detect::Choice {
-        use crate::plan::{Dialect, detect::Choice};
-        match self {
-            DialectArg::Hip => Dialect::Hip.into(),
-            DialectArg::Argo => Dialect::Argo.into(),
-            DialectArg::Werf => Dialect::Werf.into(),
-            DialectArg::Kapp => Dialect::Kapp.into(),
-            DialectArg::Kots => Dialect::Kots.into(),
-            DialectArg::Draft => Dialect::Draft.into(),
-            DialectArg::Auto => Choice::Auto,
-        }
+        self.0
     }
 }
 
@@ -330,14 +321,7 @@ impl MigrateArgs {
     pub(super) fn settings(&self) -> crate::migrate::Settings {
         crate::migrate::Settings {
             input: self.input.to_input(),
-            from: match self.from {
-                FromArg::Werf => Some(crate::migrate::Source::Werf),
-                FromArg::Argo => Some(crate::migrate::Source::Argo),
-                FromArg::Kapp => Some(crate::migrate::Source::Kapp),
-                FromArg::Kots => Some(crate::migrate::Source::Kots),
-                FromArg::Draft => Some(crate::migrate::Source::Draft),
-                FromArg::Auto => None,
-            },
+            from: self.from.0.and_then(crate::migrate::Source::of_dialect),
             write: self.write,
             drop_source_annotations: self.drop_source_annotations,
             strict: self.strict,

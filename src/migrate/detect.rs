@@ -7,20 +7,14 @@
 use super::Source;
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::plan::Dialect;
 
 /// The one tool whose ordering annotations the chart carries; `None` when it carries none.
 /// Several tools at once is an error: the user must pick one with `--from`.
 pub fn detect(model: &Model) -> Result<Option<Source>> {
     let mut found: Vec<Source> = Vec::new();
     for d in crate::plan::detect::detect(model) {
-        let source = match d.dialect {
-            Dialect::Hip => continue,
-            Dialect::Argo => Source::Argo,
-            Dialect::Werf => Source::Werf,
-            Dialect::Kapp => Source::Kapp,
-            Dialect::Kots => Source::Kots,
-            Dialect::Draft => Source::Draft,
+        let Some(source) = Source::of_dialect(d.dialect) else {
+            continue;
         };
         if !found.contains(&source) {
             found.push(source);

@@ -41,6 +41,19 @@ pub enum Source {
 }
 
 impl Source {
+    /// The tool a dialect is, when a chart can be migrated from it (not HIP-0025 itself).
+    #[must_use]
+    pub fn of_dialect(dialect: Dialect) -> Option<Self> {
+        Some(match dialect {
+            Dialect::Hip => return None,
+            Dialect::Argo => Source::Argo,
+            Dialect::Werf => Source::Werf,
+            Dialect::Kapp => Source::Kapp,
+            Dialect::Kots => Source::Kots,
+            Dialect::Draft => Source::Draft,
+        })
+    }
+
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {

@@ -214,6 +214,19 @@ impl Dialect {
         }
     }
 
+    /// What the dialect orders by, for a command's help (`--dialect`, `migrate --from`).
+    #[must_use]
+    pub fn summary(self) -> &'static str {
+        match self {
+            Dialect::Hip => "HIP-0025 resource groups and subcharts",
+            Dialect::Argo => "Argo CD sync phases, waves and hooks",
+            Dialect::Werf => "werf/nelm stages, weights and dependencies",
+            Dialect::Kapp => "kapp change groups and change rules",
+            Dialect::Kots => "KOTS creation phases and waits",
+            Dialect::Draft => "The draft sequencing HIP's layers and weights",
+        }
+    }
+
     /// The tool whose order the dialect is.
     #[must_use]
     pub fn tool(self) -> &'static str {
