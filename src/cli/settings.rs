@@ -321,7 +321,7 @@ impl MigrateArgs {
     pub(super) fn settings(&self) -> crate::migrate::Settings {
         crate::migrate::Settings {
             input: self.input.to_input(),
-            from: self.from.0.and_then(crate::migrate::Source::of_dialect),
+            from: self.from.0,
             write: self.write,
             drop_source_annotations: self.drop_source_annotations,
             strict: self.strict,

@@ -4,20 +4,17 @@
 //! keys are left out, since HIP-0025 is what the chart is migrated to (a migrated chart
 //! carries them beside the old tool's).
 
-use super::Source;
 use crate::error::{Error, Result};
 use crate::model::Model;
+use crate::plan::Dialect;
 
 /// The one tool whose ordering annotations the chart carries; `None` when it carries none.
 /// Several tools at once is an error: the user must pick one with `--from`.
-pub fn detect(model: &Model) -> Result<Option<Source>> {
-    let mut found: Vec<Source> = Vec::new();
+pub fn detect(model: &Model) -> Result<Option<Dialect>> {
+    let mut found: Vec<Dialect> = Vec::new();
     for d in crate::plan::detect::detect(model) {
-        let Some(source) = Source::of_dialect(d.dialect) else {
-            continue;
-        };
-        if !found.contains(&source) {
-            found.push(source);
+        if d.dialect != Dialect::Hip && !found.contains(&d.dialect) {
+            found.push(d.dialect);
         }
     }
     match found.as_slice() {

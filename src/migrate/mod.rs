@@ -29,75 +29,13 @@ use crate::model::{self, DocId, Input, InputTarget, Model, ResourceId};
 use crate::plan::{self, Dialect};
 use crate::source::Loc;
 
-/// The tool a chart's ordering is migrated from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Source {
-    Werf,
-    Argo,
-    Kapp,
-    Kots,
-    /// The draft HIP's keys (`helm.sh/layer`, `helm.sh/weight`, …).
-    Draft,
-}
-
-impl Source {
-    /// The tool a dialect is, when a chart can be migrated from it (not HIP-0025 itself).
-    #[must_use]
-    pub fn of_dialect(dialect: Dialect) -> Option<Self> {
-        Some(match dialect {
-            Dialect::Hip => return None,
-            Dialect::Argo => Source::Argo,
-            Dialect::Werf => Source::Werf,
-            Dialect::Kapp => Source::Kapp,
-            Dialect::Kots => Source::Kots,
-            Dialect::Draft => Source::Draft,
-        })
-    }
-
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Source::Werf => "werf",
-            Source::Argo => "argo",
-            Source::Kapp => "kapp",
-            Source::Kots => "kots",
-            Source::Draft => "draft",
-        }
-    }
-
-    #[must_use]
-    pub fn tool(self) -> &'static str {
-        match self {
-            Source::Werf => "werf",
-            Source::Argo => "Argo CD",
-            Source::Kapp => "kapp",
-            Source::Kots => "KOTS",
-            Source::Draft => "the draft HIP",
-        }
-    }
-
-    /// The planner that draws the tool's order. The mappings also state the constraints a
-    /// planner does not draw (werf's manual dependencies, kapp's rules, KOTS's waits) in
-    /// [`Mapping::constraints`].
-    #[must_use]
-    pub fn dialect(self) -> Dialect {
-        match self {
-            Source::Werf => Dialect::Werf,
-            Source::Argo => Dialect::Argo,
-            Source::Kots => Dialect::Kots,
-            Source::Draft => Dialect::Draft,
-            Source::Kapp => Dialect::Kapp,
-        }
-    }
-}
-
 /// What `chartseq migrate` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Settings {
     /// The chart (a directory): rendering flags as for every command.
     pub input: Input,
     /// The source tool; `None` detects it ([`detect::detect`]).
-    pub from: Option<Source>,
+    pub from: Option<Dialect>,
     /// Write the edits into the chart.
     pub write: bool,
     /// Remove the source annotations the migration carried over.
@@ -266,7 +204,7 @@ pub struct Proof {
 #[derive(Clone, Debug)]
 pub struct Migration {
     /// The source tool; `None` when detection found no foreign ordering annotations.
-    pub from: Option<Source>,
+    pub from: Option<Dialect>,
     pub edits: Vec<FileEdit>,
     pub manual: Vec<ManualEdit>,
     /// A unified diff of every edited file (paths relative to the chart directory).
@@ -326,25 +264,30 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
             }
         },
     };
-    let source_plan = plan::plan_in(&model, from.dialect()).map_err(|e| {
+    let source_plan = plan::plan_in(&model, from).map_err(|e| {
         let mut text = Vec::new();
         let _ = plan::output::write_plan_error(&mut text, &model, &e);
         Error::new(format!(
             "{} refuses this chart's order, so there is nothing faithful to migrate",
-            from.tool()
+            from.named()
         ))
         .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
     })?;
     let mut mapping = match from {
-        Source::Argo => argo::map(&model, &source_plan),
-        Source::Werf => werf::map(&model, &source_plan),
-        Source::Kapp => kapp::map(&model, &source_plan),
-        Source::Kots => kots::map(&model),
-        Source::Draft => draft::map(&model),
+        Dialect::Argo => argo::map(&model, &source_plan),
+        Dialect::Werf => werf::map(&model, &source_plan),
+        Dialect::Kapp => kapp::map(&model, &source_plan),
+        Dialect::Kots => kots::map(&model),
+        Dialect::Draft => draft::map(&model),
+        Dialect::Hip => {
+            return Err(Error::new(
+                "the chart's order is HIP-0025's already: migrate reads another tool's",
+            ));
+        }
     };
     // The draft orders subcharts as HIP-0025 does; the other tools' orders span the release.
-    if from != Source::Draft {
-        subcharts::order(&model, &source_plan, from.tool(), &mut mapping);
+    if from != Dialect::Draft {
+        subcharts::order(&model, &source_plan, from.named(), &mut mapping);
     }
     // Documents that could not be read are in no plan: said, not silently dropped.
     for (doc, d) in model.documents.iter().enumerate() {

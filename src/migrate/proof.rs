@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::Source;
+use crate::plan::Dialect;
 use super::edit::Edited;
 use super::{Lost, Mapping, Proof, Res, Stricter};
 use crate::error::{Error, Result};
@@ -349,7 +349,7 @@ fn link_back(at: &Path, dir: &Path) -> Result<()> {
 pub(super) fn prove(
     model: &Model,
     source: &Plan,
-    from: Source,
+    from: Dialect,
     chart_dir: &Path,
     edited: &Edited,
     input: &Input,
@@ -411,7 +411,7 @@ pub(super) fn prove(
                 let unnamed = if before.generated { &before } else { &after };
                 let reason = format!(
                     "{} ordered {before} ({}) before {after} ({}); {unnamed} has only a `metadata.generateName`, which Helm cannot install: give it a name (the manual edit) and migrate again",
-                    from.tool(),
+                    from.named(),
                     place_any(model, a),
                     place_any(model, b),
                 );
@@ -437,7 +437,7 @@ pub(super) fn prove(
                     after,
                     reason: format!(
                         "{} ordered {} ({}) before {} ({}); {why}",
-                        from.tool(),
+                        from.named(),
                         Res::of(model, a).map(|r| r.to_string()).unwrap_or_default(),
                         place(model, a),
                         Res::of(model, b).map(|r| r.to_string()).unwrap_or_default(),
@@ -483,7 +483,7 @@ pub(super) fn prove(
                 proof.lost.push(Lost {
                     reason: format!(
                         "{key}: {} deletes {after} only once {before} is gone; HIP-0025 uninstalls in the exact reverse of its install order, which does not install {after} ({}) before {before} ({}): {why}",
-                        from.tool(),
+                        from.named(),
                         place(model, *then),
                         place(model, *first),
                     ),
@@ -497,7 +497,7 @@ pub(super) fn prove(
 
     // Waits HIP-0025 adds: Argo CD does not wait for its last wave (werf waits for everything).
     proof.stricter.extend(mapping.stricter.iter().cloned());
-    if from == Source::Argo {
+    if from == Dialect::Argo {
         let waited: BTreeSet<usize> = source
             .steps
             .iter()

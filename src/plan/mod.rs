@@ -227,6 +227,16 @@ impl Dialect {
         }
     }
 
+    /// The tool as a sentence names it: [`Dialect::tool`], with an article where it needs
+    /// one ("the draft HIP").
+    #[must_use]
+    pub fn named(self) -> &'static str {
+        match self {
+            Dialect::Draft => "the draft HIP",
+            other => other.tool(),
+        }
+    }
+
     /// The tool whose order the dialect is.
     #[must_use]
     pub fn tool(self) -> &'static str {

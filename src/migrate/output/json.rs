@@ -31,7 +31,7 @@ fn res(r: &Res) -> Value {
 pub fn write(out: &mut dyn Write, m: &Migration) -> io::Result<()> {
     let value = json!({
         "version": 1,
-        "from": m.from.map(crate::migrate::Source::name),
+        "from": m.from.map(crate::plan::Dialect::name),
         "edits": m.edits.iter().map(|e| json!({
             "file": e.file,
             "line": e.line,

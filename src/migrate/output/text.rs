@@ -21,12 +21,12 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
     writeln!(
         out,
         "Migrating {chart} from {} (--from {}) to HIP-0025",
-        from.tool(),
+        from.named(),
         from.name()
     )?;
     if !m.chains.is_empty() {
         // Ordinal dialects make chains; kapp's classes form a DAG.
-        let (title, sep) = if from == crate::migrate::Source::Kapp {
+        let (title, sep) = if from == crate::plan::Dialect::Kapp {
             ("Groups per chart level:", ", ")
         } else {
             ("Groups, in order, per chart level:", " -> ")
@@ -68,7 +68,7 @@ pub fn write_report(out: &mut dyn Write, chart: &str, m: &Migration) -> io::Resu
     writeln!(
         out,
         "Proof (the migrated chart rendered with helm, planned with HIP-0025, against {}'s order):",
-        from.tool()
+        from.named()
     )?;
     writeln!(
         out,
