@@ -17,7 +17,7 @@
 
 use crate::model::argo::Phase;
 use crate::model::{Content, DocId, Model};
-use crate::plan::{Dialect, Plan, Step, Wait};
+use crate::plan::{Dialect, Plan, PlanError, Step, Wait};
 
 /// Argo CD's `kindOrder` (`sync_tasks.go`): Helm's install order without its first kind
 /// (`PriorityClass`) and its last two (the webhook configurations).
@@ -54,9 +54,13 @@ pub fn step_name(phase: Phase, wave: i64) -> String {
     format!("{}:wave={wave}", phase.name())
 }
 
-/// Plans the release as Argo CD syncs it.
-#[must_use]
-pub fn plan(model: &Model) -> Plan {
+/// Plans the release as Argo CD syncs it. Argo CD never refuses an order: the result is
+/// always a plan (the one planner contract, `Result<Plan, PlanError>`, all the same).
+pub fn plan(model: &Model) -> Result<Plan, PlanError> {
+    Ok(sync_order(model))
+}
+
+fn sync_order(model: &Model) -> Plan {
     let mut plan = Plan {
         dialect: Dialect::Argo,
         ..Plan::default()
@@ -189,7 +193,7 @@ fn set_waits(model: &Model, plan: &mut Plan) {
 /// Argo CD never refuses an order.
 #[must_use]
 pub fn analyze(model: &Model) -> (Plan, Vec<crate::plan::PlanIssue>) {
-    let plan = plan(model);
+    let plan = sync_order(model);
     let mut issues = Vec::new();
     for doc in 0..model.documents.len() {
         let Some(r) = object(model, doc) else {

@@ -346,7 +346,7 @@ impl Plan {
 pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
     match dialect {
         Dialect::Hip => plan(model),
-        Dialect::Argo => Ok(argo::plan(model)),
+        Dialect::Argo => argo::plan(model),
         Dialect::Werf => werf::plan(model),
         Dialect::Kots => kots::plan(model),
         Dialect::Draft => draft::plan(model),
