@@ -12,12 +12,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::plan::Dialect;
 use super::edit::Edited;
 use super::{Lost, Mapping, Proof, Res, Stricter};
 use crate::error::{Error, Result};
 use crate::lint::locate::template_loc;
 use crate::model::{self, DocId, Input, InputTarget, Model, ResourceId};
+use crate::plan::Dialect;
 use crate::plan::graph::StepGraph;
 use crate::plan::{self, Plan};
 use crate::source::chart::ChartLimits;
