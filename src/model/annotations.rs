@@ -22,6 +22,17 @@ pub struct Spanned<T> {
     pub loc: Loc,
 }
 
+/// A value a sequencing tool refuses or cannot read (werf, kapp and KOTS fail the deploy on
+/// it; the draft plan cannot use it): its key, the value as written, why, and where.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejected {
+    pub key: String,
+    pub value: String,
+    /// Completes "… is {reason}" where a message needs it.
+    pub reason: String,
+    pub loc: Loc,
+}
+
 /// One `metadata.annotations` entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Annotation {

@@ -15,7 +15,7 @@
 //!
 //! A value that is not a name or a list of names cannot be read: the draft plan refuses it.
 
-use super::annotations::{Annotation, AnnotationValue, Spanned};
+use super::annotations::{Annotation, AnnotationValue, Rejected, Spanned};
 use crate::source::Loc;
 
 pub const LAYER: &str = "helm.sh/layer";
@@ -54,15 +54,6 @@ pub const SUPERSEDED: [(&str, &str); 10] = [
 
 const LAYER_LISTS: [&str; 3] = [DEPENDSON_LAYER, DEPENDS_ON_LAYER, DEPENDS_ON_LAYERS];
 const CHART_LISTS: [&str; 3] = [DEPENDSON_CHART, DEPENDS_ON_CHART, DEPENDS_ON_CHARTS];
-
-/// A value the draft plan cannot read.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rejected {
-    pub key: String,
-    pub value: String,
-    pub reason: &'static str,
-    pub loc: Loc,
-}
 
 /// A layer or subchart a resource waits for.
 #[derive(Clone, Debug, PartialEq)]
@@ -162,7 +153,7 @@ impl Draft {
         self.rejected.push(Rejected {
             key: a.key.clone(),
             value,
-            reason,
+            reason: reason.to_owned(),
             loc: a.value_loc,
         });
     }

@@ -22,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use super::annotations::Annotation;
+use super::annotations::{Annotation, Rejected};
 use super::{Content, Model, Resource};
 use crate::parse::Node;
 use crate::source::Loc;
@@ -117,16 +117,6 @@ impl Rule {
 pub struct Group {
     pub name: String,
     pub origin: Origin,
-}
-
-/// A value kapp refuses: the deploy fails before anything is applied.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rejected {
-    pub key: String,
-    pub value: String,
-    /// Completes "… is {reason}".
-    pub reason: String,
-    pub loc: Loc,
 }
 
 /// What a `CustomResourceDefinition` says about the kind it defines.

@@ -18,7 +18,7 @@
 //! KOTS decodes a manifest into client-go's `Unstructured`, whose `GetAnnotations` returns no
 //! annotations at all when one value is not a string: such an object is read as unannotated.
 
-use super::annotations::{Annotation, Spanned};
+use super::annotations::{Annotation, Rejected, Spanned};
 use crate::parse::Span;
 use crate::readiness::jsonpath::{self, JsonPath};
 use crate::source::Loc;
@@ -68,15 +68,6 @@ pub struct WaitForProperty {
     /// `{ <path> }` parsed as KOTS parses it; `None` when KOTS refuses the pair (see
     /// [`Kots::rejected`]).
     pub jsonpath: Option<JsonPath>,
-}
-
-/// A value KOTS refuses: the deploy aborts when it reaches the object.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rejected {
-    pub key: &'static str,
-    pub value: String,
-    pub reason: String,
-    pub loc: Loc,
 }
 
 /// Everything KOTS reads from one object to order, wait for and delete it.
@@ -191,7 +182,7 @@ impl Kots {
 
     fn reject(&mut self, piece: &str, reason: String, loc: Loc) {
         self.rejected.push(Rejected {
-            key: WAIT_FOR_PROPERTIES,
+            key: WAIT_FOR_PROPERTIES.to_owned(),
             value: piece.to_owned(),
             reason,
             loc,

@@ -24,7 +24,7 @@
 //! weight. chartseq reads it the same way; that dependency never names a release object, so
 //! it is never reported as a reference to nothing.
 
-use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Spanned};
+use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Rejected, Spanned};
 use crate::source::Loc;
 
 pub const WEIGHT: &str = "werf.io/weight";
@@ -78,15 +78,6 @@ impl Stage {
             Self::PostInstall => "post-install",
         }
     }
-}
-
-/// A value werf rejects: the release fails before anything is applied.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rejected {
-    pub key: String,
-    pub value: String,
-    pub reason: String,
-    pub loc: Loc,
 }
 
 /// Everything werf reads from one object to order an install.

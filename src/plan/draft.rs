@@ -75,7 +75,7 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
                     dialect: Dialect::Draft,
                     key: rejected.key.clone(),
                     value: rejected.value.clone(),
-                    reason: rejected.reason.to_owned(),
+                    reason: rejected.reason.clone(),
                     loc: rejected.loc,
                 });
             }

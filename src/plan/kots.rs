@@ -72,7 +72,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                 for rejected in &r.kots.rejected {
                     issues.push(PlanIssue::InvalidDialectValue {
                         dialect: Dialect::Kots,
-                        key: rejected.key.to_owned(),
+                        key: rejected.key.clone(),
                         value: rejected.value.clone(),
                         reason: rejected.reason.clone(),
                         loc: rejected.loc,
