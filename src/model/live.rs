@@ -20,15 +20,16 @@ pub fn readiness_of(object: &Value, options: KstatusOptions) -> Result<Readiness
     Ok(Readiness::new(success, failure, options))
 }
 
+/// The value of one annotation of an object, when it has it.
+fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a Value> {
+    object.get("metadata")?.get("annotations")?.get(key)
+}
+
 /// Whether an object is a Helm hook: `helm.sh/hook` is set (Helm treats the key's presence
 /// so; an empty or unknown event makes Helm drop the object, never sequence it).
 #[must_use]
 pub fn is_hook(object: &Value) -> bool {
-    object
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(HOOK))
-        .is_some()
+    annotation(object, HOOK).is_some()
 }
 
 fn json_kind(value: &Value) -> &'static str {
@@ -49,11 +50,7 @@ pub fn annotation_expressions(
     kind: ExprKind,
 ) -> Result<Vec<Expression>, ReadinessError> {
     let key = kind.annotation();
-    let Some(raw) = object
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(key))
-    else {
+    let Some(raw) = annotation(object, key) else {
         return Ok(Vec::new());
     };
     let value = match raw {
@@ -85,10 +82,7 @@ pub fn annotation_expressions(
 /// Whether a readiness annotation is set to something other than blanks.
 #[must_use]
 pub fn has_annotation(object: &Value, kind: ExprKind) -> bool {
-    object
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(kind.annotation()))
+    annotation(object, kind.annotation())
         .and_then(Value::as_str)
         .is_some_and(|v| !v.trim().is_empty())
 }
