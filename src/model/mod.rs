@@ -74,6 +74,20 @@ pub struct Chart {
     pub info: Option<ChartInfo>,
 }
 
+impl Chart {
+    /// Whether a subchart reference (`helm.sh/depends-on/subcharts`, a dependency's
+    /// `depends-on`) names this chart: by its name (the alias when set) or its dependency's name.
+    #[must_use]
+    pub fn answers_to(&self, reference: &str) -> bool {
+        self.name == reference
+            || self
+                .info
+                .as_ref()
+                .and_then(|i| i.dependency.as_ref())
+                .is_some_and(|d| d.name == reference)
+    }
+}
+
 /// What is known about a chart from disk.
 #[derive(Debug)]
 pub struct ChartInfo {

@@ -162,12 +162,6 @@ fn reference(at: &Reference, reason: &str) -> PlanIssue {
 fn is_subchart(model: &Model, chart: ChartId, name: &str) -> bool {
     model.charts[chart].children.iter().any(|&c| {
         let child = &model.charts[c];
-        child.enabled
-            && (child.name == name
-                || child
-                    .info
-                    .as_ref()
-                    .and_then(|i| i.dependency.as_ref())
-                    .is_some_and(|d| d.name == name))
+        child.enabled && child.answers_to(name)
     })
 }

@@ -302,14 +302,7 @@ impl Planner<'_> {
         for reference in names {
             let matches: BTreeSet<&str> = declared
                 .iter()
-                .filter(|ch| {
-                    ch.name == *reference
-                        || ch
-                            .info
-                            .as_ref()
-                            .and_then(|i| i.dependency.as_ref())
-                            .is_some_and(|d| d.name == *reference)
-                })
+                .filter(|ch| ch.answers_to(reference))
                 .map(|ch| ch.name.as_str())
                 .collect();
             match matches.len() {

@@ -48,14 +48,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 .children
                 .iter()
                 .map(|&i| &ctx.model.charts[i])
-                .find(|ch| {
-                    ch.name == *reference
-                        || ch
-                            .info
-                            .as_ref()
-                            .and_then(|i| i.dependency.as_ref())
-                            .is_some_and(|d| d.name == *reference)
-                })
+                .find(|ch| ch.answers_to(reference))
                 .and_then(|ch| ch.disabled_by.clone())
                 .unwrap_or_else(|| "its condition or tags".into());
             (
@@ -101,16 +94,7 @@ fn disabled_lists(ctx: &Context, sink: &mut Sink) {
             .map(|&i| &model.charts[i])
             .filter(|ch| ch.declared)
             .collect();
-        let known = |reference: &str| {
-            children.iter().any(|ch| {
-                ch.name == reference
-                    || ch
-                        .info
-                        .as_ref()
-                        .and_then(|i| i.dependency.as_ref())
-                        .is_some_and(|d| d.name == reference)
-            })
-        };
+        let known = |reference: &str| children.iter().any(|ch| ch.answers_to(reference));
         for (name, list) in &info.dependency_depends_on {
             let Some(sub) = children.iter().find(|ch| ch.name == *name) else {
                 continue;
