@@ -821,7 +821,7 @@ impl Runner {
         label: &str,
         indexes: &[usize],
     ) -> Result<(), RunError> {
-        let argo = record.dialect == Some(Dialect::Argo);
+        let argo = record.dialect.is_some_and(Dialect::generated_hooks);
         let hooks: Vec<usize> = indexes
             .iter()
             .copied()

@@ -374,7 +374,7 @@ impl Record {
             })?),
         };
         // A release applied in Argo CD's order holds its hooks named by `generateName`.
-        let argo = dialect == Some(Dialect::Argo);
+        let argo = dialect.is_some_and(Dialect::generated_hooks);
         let mut record = from_model(&model, plan.as_ref(), &name, &namespace, false, argo)
             .map_err(|e| format!("release {name} revision {revision}: {e}"))?;
         let recorded: Option<Vec<RecordedStep>> = own
@@ -505,7 +505,7 @@ pub fn record_from_plan(
     name: &str,
     namespace: &str,
 ) -> Result<Record, String> {
-    let argo = plan.dialect == crate::plan::Dialect::Argo;
+    let argo = plan.dialect.generated_hooks();
     let mut record = from_model(model, Some(plan), name, namespace, true, argo)?;
     record.sequenced = true;
     record.plan_recorded = true;

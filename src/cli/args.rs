@@ -567,13 +567,12 @@ pub enum PlanFormatArg {
 }
 
 /// Whose ordering `plan`, `template` and `apply` follow: a dialect by its name
-/// ([`Dialect::ALL`]), or `auto`, the one whose annotations the chart carries.
+/// ([`Dialect::all`]), or `auto`, the one whose annotations the chart carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DialectArg(pub Choice);
 
 static DIALECT_ARGS: LazyLock<Vec<DialectArg>> = LazyLock::new(|| {
-    Dialect::ALL
-        .into_iter()
+    Dialect::all()
         .map(|d| DialectArg(Choice::Dialect(d)))
         .chain([DialectArg(Choice::Auto)])
         .collect()
@@ -659,9 +658,8 @@ pub struct TemplateArgs {
 pub struct FromArg(pub Option<Dialect>);
 
 static FROM_ARGS: LazyLock<Vec<FromArg>> = LazyLock::new(|| {
-    Dialect::ALL
-        .into_iter()
-        .filter(|d| *d != Dialect::Hip)
+    Dialect::all()
+        .filter(|d| crate::migrate::mapping(*d).is_some())
         .map(|d| FromArg(Some(d)))
         .chain([FromArg(None)])
         .collect()

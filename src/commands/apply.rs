@@ -318,24 +318,29 @@ pub fn apply(
         .dialect
         .resolve(&model)
         .map_err(|mixed| Failure::Tool(Error::new(mixed.message(&model))))?;
-    if dialect == plan::Dialect::Kapp {
-        // kapp never creates an object marked `exists`, it waits for someone else to: applying
-        // it would make chartseq the owner of what the chart says it does not own.
-        let marked: Vec<String> = model
-            .documents
-            .iter()
-            .enumerate()
-            .filter_map(|(doc, _)| model.resource(doc))
-            .filter(|r| r.kapp.exists)
-            .map(|r| format!("{} ({})", r.id, plan::output::position(&model, r.kind_loc)))
-            .collect();
-        if !marked.is_empty() {
-            return Err(Failure::Tool(Error::new(format!(
-                "kapp never creates an object marked `{}`, it waits for it to exist, and chartseq apply does not deploy such objects: {}; remove the annotation, or deploy the chart with kapp",
-                crate::model::kapp::EXISTS,
-                marked.join(", ")
-            ))));
-        }
+    // A tool that never creates an object marked so (kapp's `exists`) waits for someone else
+    // to: applying it would make chartseq the owner of what the chart says it does not own.
+    let system = dialect.system();
+    let marked: Vec<(&str, String)> = model
+        .documents
+        .iter()
+        .enumerate()
+        .filter_map(|(doc, _)| model.resource(doc))
+        .filter_map(|r| {
+            let key = (system.never_created)(r)?;
+            Some((
+                key,
+                format!("{} ({})", r.id, plan::output::position(&model, r.kind_loc)),
+            ))
+        })
+        .collect();
+    if let Some((key, _)) = marked.first() {
+        let objects: Vec<&str> = marked.iter().map(|(_, object)| object.as_str()).collect();
+        return Err(Failure::Tool(Error::new(format!(
+            "{tool} never creates an object marked `{key}`, it waits for it to exist, and chartseq apply does not deploy such objects: {}; remove the annotation, or deploy the chart with {tool}",
+            objects.join(", "),
+            tool = system.tool,
+        ))));
     }
     let mut warnings = Vec::new();
     if !settings.no_lint {

@@ -647,7 +647,7 @@ pub fn gate(
         timeout,
         readiness_timeout,
         chart_v3: crate::source::helm::ChartV3::Unknown,
-        argo_deploy: dialect == crate::plan::Dialect::Argo,
+        argo_deploy: dialect.generated_hooks(),
     };
     let mut report = crate::lint::run(model, &settings);
     // With --wait-for-jobs a Job gate waits for the Job to finish: CS305 does not bear on it.

@@ -78,7 +78,7 @@ fn report_bad_documents_in(
         if let Content::NotAnObject {
             generated: Some(r), ..
         } = &doc.content
-            && dialect == plan::Dialect::Argo
+            && dialect.generated_hooks()
             && r.argo.is_hook
         {
             continue;

@@ -6,8 +6,8 @@ use std::cell::OnceCell;
 use super::Settings;
 use crate::model::annotations::Spanned;
 use crate::model::{Content, DocId, Model, Resource};
-use crate::plan::dialects::{DIALECTS, DialectEntry};
 use crate::plan::graph::StepGraph;
+use crate::plan::system::{self, System};
 use crate::plan::{self, Plan, PlanIssue};
 
 /// Read-only input of the rules.
@@ -23,7 +23,7 @@ pub struct Context<'m> {
 
 /// A dialect's planner run over the chart (only for a dialect whose annotations it carries).
 pub struct DialectAnalysis {
-    pub entry: &'static DialectEntry,
+    pub entry: &'static System,
     pub plan: Plan,
     /// Everything the planner found: fatal for the tool or not.
     pub issues: Vec<PlanIssue>,
@@ -44,21 +44,20 @@ impl<'m> Context<'m> {
         }
     }
 
-    /// Each dialect of [`DIALECTS`] that the chart carries annotations of and chartseq can
-    /// plan in, analysed once for every rule.
+    /// Each system but HIP-0025 ([`system::others`]) whose annotations the chart carries,
+    /// analysed once for every rule.
     #[must_use]
     pub fn dialect_analyses(&self) -> &[DialectAnalysis] {
         self.dialects.get_or_init(|| {
-            DIALECTS
-                .iter()
+            system::others()
                 .filter(|entry| entry.present(self.model))
-                .filter_map(|entry| {
-                    let (plan, issues) = (entry.analyze?)(self.model);
-                    Some(DialectAnalysis {
+                .map(|entry| {
+                    let (plan, issues) = (entry.analyze)(self.model);
+                    DialectAnalysis {
                         entry,
                         plan,
                         issues,
-                    })
+                    }
                 })
                 .collect()
         })

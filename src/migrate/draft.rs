@@ -82,7 +82,7 @@ fn expression(text: &str) -> Option<String> {
 
 /// Maps a chart ordered with the draft HIP's keys.
 #[must_use]
-pub fn map(model: &Model) -> Mapping {
+pub fn map(model: &Model, _plan: &crate::plan::Plan) -> Mapping {
     let mut mapping = Mapping::default();
     let mut layers: BTreeMap<(ChartId, String), Vec<DocId>> = BTreeMap::new();
     let mut depends: Vec<(DocId, Vec<String>)> = Vec::new();

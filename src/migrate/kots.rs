@@ -50,7 +50,7 @@ struct Placed {
 
 /// Maps a KOTS-ordered chart.
 #[must_use]
-pub fn map(model: &Model) -> Mapping {
+pub fn map(model: &Model, _plan: &crate::plan::Plan) -> Mapping {
     let mut mapping = Mapping::default();
     let mut by_level: BTreeMap<ChartId, Vec<Placed>> = BTreeMap::new();
     let mut deletion: Vec<(DocId, i64)> = Vec::new();

@@ -224,6 +224,27 @@ impl Migration {
     }
 }
 
+/// How a system's order becomes HIP-0025 edits: from the model and the system's own plan.
+pub type Map = fn(&Model, &plan::Plan) -> Mapping;
+
+/// The mapping of every system `migrate --from` reads (every one but HIP-0025), one row each.
+const MAPPINGS: &[(Dialect, Map)] = &[
+    (Dialect::Argo, argo::map),
+    (Dialect::Werf, werf::map),
+    (Dialect::Kapp, kapp::map),
+    (Dialect::Kots, kots::map),
+    (Dialect::Draft, draft::map),
+];
+
+/// The mapping from a system's order to HIP-0025's, if migrate reads that system.
+#[must_use]
+pub fn mapping(from: Dialect) -> Option<Map> {
+    MAPPINGS
+        .iter()
+        .find(|(d, _)| *d == from)
+        .map(|(_, map)| *map)
+}
+
 /// Runs a migration: maps, edits, proves; with `write`, writes the edited templates.
 pub fn migrate(settings: &Settings) -> Result<Migration> {
     let InputTarget::Chart(chart_dir) = &settings.input.target else {
@@ -273,20 +294,16 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
         ))
         .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
     })?;
-    let mut mapping = match from {
-        Dialect::Argo => argo::map(&model, &source_plan),
-        Dialect::Werf => werf::map(&model, &source_plan),
-        Dialect::Kapp => kapp::map(&model, &source_plan),
-        Dialect::Kots => kots::map(&model),
-        Dialect::Draft => draft::map(&model),
-        Dialect::Hip => {
-            return Err(Error::new(
-                "the chart's order is HIP-0025's already: migrate reads another tool's",
-            ));
-        }
+    let Some(map) = mapping(from) else {
+        return Err(Error::new(if from == Dialect::Hip {
+            "the chart's order is HIP-0025's already: migrate reads another tool's".to_owned()
+        } else {
+            format!("migrate does not read {}'s order", from.named())
+        }));
     };
+    let mut mapping = map(&model, &source_plan);
     // The draft orders subcharts as HIP-0025 does; the other tools' orders span the release.
-    if from != Dialect::Draft {
+    if from.release_wide() {
         subcharts::order(&model, &source_plan, from.named(), &mut mapping);
     }
     // Documents that could not be read are in no plan: said, not silently dropped.

@@ -9,8 +9,8 @@
 
 use std::fmt::Write as _;
 
+use crate::model::annotations;
 use crate::model::{Content, Model};
-use crate::model::{annotations, argo, draft, kapp, kots, werf};
 use crate::plan::Dialect;
 use crate::source::Loc;
 
@@ -27,33 +27,13 @@ pub struct Detection {
     pub loc: Loc,
 }
 
-/// The dialect whose ordering annotation `key` is, if any.
+/// The dialect whose ordering annotation `key` is, if any (the system whose row owns it).
 #[must_use]
 pub fn dialect_of(key: &str) -> Option<Dialect> {
-    let kapp_key = |prefix: &str| {
-        key.strip_prefix(prefix)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-    };
-    Some(match key {
-        annotations::RESOURCE_GROUP
-        | annotations::DEPENDS_ON_GROUPS
-        | annotations::DEPENDS_ON_GROUPS_ONE_SLASH
-        | annotations::READINESS_SUCCESS
-        | annotations::READINESS_FAILURE => Dialect::Hip,
-        argo::SYNC_WAVE | argo::ARGO_HOOK => Dialect::Argo,
-        werf::WEIGHT | werf::DEPLOY_ON => Dialect::Werf,
-        _ if key.starts_with(werf::DEPLOY_DEPENDENCY_PREFIX)
-            || key.starts_with(werf::DELETE_DEPENDENCY_PREFIX)
-            || key.ends_with(werf::DEPENDENCY_SUFFIX)
-            || key.contains(werf::EXTERNAL_SUFFIX) =>
-        {
-            Dialect::Werf
-        }
-        _ if kapp_key(kapp::CHANGE_GROUP) || kapp_key(kapp::CHANGE_RULE) => Dialect::Kapp,
-        _ if kots::KEYS.contains(&key) => Dialect::Kots,
-        _ if draft::SUPERSEDED.iter().any(|(k, _)| *k == key) => Dialect::Draft,
-        _ => return None,
-    })
+    super::system::SYSTEMS
+        .iter()
+        .find(|s| (s.owns_key)(key))
+        .map(|s| s.dialect)
 }
 
 /// Every dialect the chart carries, once each, at its first key in input order (resources,

@@ -56,6 +56,34 @@ pub(crate) fn kind_key(kind: &str) -> (usize, &str) {
     }
 }
 
+/// KOTS's plan, and every phase that is not an integer (KOTS logs it and uses phase 0).
+#[must_use]
+pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
+    let (plan, mut issues) = super::system::from_result(Dialect::Kots, plan(model));
+    for d in &model.documents {
+        let Content::Resource(r) = &d.content else {
+            continue;
+        };
+        for (key, phase) in [
+            (crate::model::kots::CREATION_PHASE, &r.kots.creation_phase),
+            (crate::model::kots::DELETION_PHASE, &r.kots.deletion_phase),
+        ] {
+            if let (Some(crate::model::kots::PhaseProblem::NotAnInteger), Some(written)) =
+                (phase.problem, &phase.written)
+            {
+                issues.push(PlanIssue::ReplacedDialectValue {
+                    dialect: Dialect::Kots,
+                    key: key.to_owned(),
+                    value: written.value.clone(),
+                    replacement: "phase 0".to_owned(),
+                    loc: written.loc,
+                });
+            }
+        }
+    }
+    (plan, issues)
+}
+
 /// Plans the release as KOTS deploys it, or every value KOTS would refuse.
 pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     let mut plan = Plan {

@@ -10,13 +10,15 @@
 
 pub mod argo;
 pub mod detect;
-pub mod dialects;
 pub mod draft;
 pub mod graph;
 mod hip;
 pub mod kapp;
 pub mod kots;
 pub mod output;
+pub mod system;
+#[cfg(test)]
+mod toy;
 pub mod wait;
 pub mod werf;
 
@@ -168,100 +170,91 @@ pub struct PlanError {
     pub issues: Vec<PlanIssue>,
 }
 
-/// Whose ordering a plan follows (`--dialect`).
+/// Whose ordering a plan follows (`--dialect`): a row of [`system::SYSTEMS`], which says
+/// everything else about it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Dialect {
     /// HIP-0025: resource groups and subcharts per chart level.
     #[default]
     Hip,
-    /// Argo CD: sync phases and waves across the whole release.
-    Argo,
     /// werf/nelm: stages and weights across the whole release.
     Werf,
+    /// Argo CD: sync phases and waves across the whole release.
+    Argo,
     /// kapp: change groups and rules across the whole release.
     Kapp,
     /// Replicated KOTS: creation phases across the whole release.
     Kots,
     /// The draft HIP before HIP-0025: layers and weights per chart level.
     Draft,
+    /// A toy system that proves a new one is a module and a row.
+    #[cfg(test)]
+    Toy,
 }
 
 impl Dialect {
+    /// Its row in [`system::SYSTEMS`].
+    #[must_use]
+    pub fn system(self) -> &'static system::System {
+        &system::SYSTEMS[self as usize]
+    }
+
     /// Every dialect, HIP-0025 first.
-    pub const ALL: [Dialect; 6] = [
-        Dialect::Hip,
-        Dialect::Argo,
-        Dialect::Werf,
-        Dialect::Kapp,
-        Dialect::Kots,
-        Dialect::Draft,
-    ];
+    pub fn all() -> impl Iterator<Item = Dialect> {
+        system::SYSTEMS.iter().map(|s| s.dialect)
+    }
 
     /// The dialect of a [`Dialect::name`] (as a release record stores it).
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|d| d.name() == name)
+        system::SYSTEMS
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.dialect)
     }
 
     #[must_use]
     pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Hip => "hip",
-            Dialect::Argo => "argo",
-            Dialect::Werf => "werf",
-            Dialect::Kapp => "kapp",
-            Dialect::Kots => "kots",
-            Dialect::Draft => "draft",
-        }
+        self.system().name
     }
 
     /// What the dialect orders by, for a command's help (`--dialect`, `migrate --from`).
     #[must_use]
     pub fn summary(self) -> &'static str {
-        match self {
-            Dialect::Hip => "HIP-0025 resource groups and subcharts",
-            Dialect::Argo => "Argo CD sync phases, waves and hooks",
-            Dialect::Werf => "werf/nelm stages, weights and dependencies",
-            Dialect::Kapp => "kapp change groups and change rules",
-            Dialect::Kots => "KOTS creation phases and waits",
-            Dialect::Draft => "The draft sequencing HIP's layers and weights",
-        }
+        self.system().summary
     }
 
     /// The tool as a sentence names it: [`Dialect::tool`], with an article where it needs
     /// one ("the draft HIP").
     #[must_use]
     pub fn named(self) -> &'static str {
-        match self {
-            Dialect::Draft => "the draft HIP",
-            other => other.tool(),
-        }
+        self.system().named
     }
 
     /// The tool whose order the dialect is.
     #[must_use]
     pub fn tool(self) -> &'static str {
-        match self {
-            Dialect::Hip => "Helm",
-            Dialect::Argo => "Argo CD",
-            Dialect::Werf => "werf",
-            Dialect::Kapp => "kapp",
-            Dialect::Kots => "KOTS",
-            Dialect::Draft => "draft HIP",
-        }
+        self.system().tool
     }
 
     /// Whether the dialect's steps span the whole release rather than one chart level.
     #[must_use]
     pub fn release_wide(self) -> bool {
-        !matches!(self, Dialect::Hip | Dialect::Draft)
+        self.system().release_wide
     }
 
     /// Whether the dialect's tool ignores `helm.sh/hook` and applies Helm hooks as ordinary
     /// resources (kapp).
     #[must_use]
     pub fn hooks_are_resources(self) -> bool {
-        self == Dialect::Kapp
+        self.system().hooks_are_resources
+    }
+
+    /// Whether the dialect's tool creates hooks named only by `metadata.generateName`, naming
+    /// each anew on every run (Argo CD).
+    #[must_use]
+    pub fn generated_hooks(self) -> bool {
+        self.system().generated_hooks
     }
 }
 
@@ -345,14 +338,7 @@ impl Plan {
 
 /// The plan in a dialect, or every reason it cannot be made (Argo CD never refuses one).
 pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
-    match dialect {
-        Dialect::Hip => plan(model),
-        Dialect::Argo => argo::plan(model),
-        Dialect::Werf => werf::plan(model),
-        Dialect::Kots => kots::plan(model),
-        Dialect::Draft => draft::plan(model),
-        Dialect::Kapp => kapp::plan(model),
-    }
+    (dialect.system().plan)(model)
 }
 
 /// The part of Helm's hook order that a hook's own fields decide: weight, then name, then kind

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lint::{Context, Diagnostic, Sink};
 use crate::model::annotations::RESOURCE_GROUP;
-use crate::plan::dialects::DIALECTS;
+use crate::plan::system;
 
 declare_rule! {
     /// ## What it does
@@ -50,13 +50,13 @@ fn check(ctx: &Context, sink: &mut Sink) {
         .filter(|(_, r)| r.annotations.iter().any(|a| a.key == RESOURCE_GROUP))
         .map(|(d, _)| ctx.model.documents[d].chart)
         .collect();
-    for entry in DIALECTS.iter().filter(|e| e.foreign) {
+    for entry in system::SYSTEMS.iter().filter(|e| e.foreign) {
         // Per chart level: the first annotation (document, annotation), the count and the keys.
         let mut found: BTreeMap<usize, (usize, usize, Vec<&str>, usize)> = BTreeMap::new();
         for (doc, r) in ctx.resources() {
             let chart = ctx.model.documents[doc].chart;
             for (i, a) in r.annotations.iter().enumerate() {
-                if !entry.ordering_key(&a.key) {
+                if !(entry.owns_key)(&a.key) {
                     continue;
                 }
                 let slot = found.entry(chart).or_insert((doc, i, Vec::new(), 0));
@@ -76,9 +76,9 @@ fn check(ctx: &Context, sink: &mut Sink) {
             };
             let display = &ctx.model.charts[chart].display;
             let what = if count == 1 {
-                format!("an ordering annotation of {}", entry.tool())
+                format!("an ordering annotation of {}", entry.tool)
             } else {
-                format!("{count} ordering annotations of {}", entry.tool())
+                format!("{count} ordering annotations of {}", entry.tool)
             };
             let shown: Vec<String> = keys.iter().take(4).map(|k| format!("`{k}`")).collect();
             let more = if keys.len() > 4 {
@@ -96,27 +96,23 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 ),
             )
             .doc(doc)
-            .label(format!("{} ordering", entry.tool()));
-            if entry.analyze.is_some() {
-                d = d.note(format!(
-                    "`chartseq plan --dialect {}` shows the order {} uses",
-                    entry.name(),
-                    entry.tool()
-                ));
-            }
+            .label(format!("{} ordering", entry.tool));
+            d = d.note(format!(
+                "`chartseq plan --dialect {}` shows the order {} uses",
+                entry.name, entry.tool
+            ));
             // Kept beside HIP-0025 groups (as `migrate` keeps them by default): both orders
             // apply, one per tool, and CS604 checks that they agree.
             let migrated = with_groups.contains(&chart);
             let help = if migrated {
                 format!(
                     "the chart also carries HIP-0025 resource groups, which Helm's sequencing follows (CS604 reports where the two orders disagree); once {} no longer deploys the chart, `chartseq migrate --from {} --drop-source-annotations` removes those it carried over",
-                    entry.tool(),
-                    entry.name()
+                    entry.tool, entry.name
                 )
             } else {
                 format!(
                     "to install in this order with Helm's sequencing, run `chartseq migrate --from {}`",
-                    entry.name()
+                    entry.name
                 )
             };
             sink.push(d.help(help));

@@ -1,5 +1,5 @@
 use crate::lint::{Context, Diagnostic, Sink};
-use crate::plan::{Dialect, PlanIssue};
+use crate::plan::PlanIssue;
 
 declare_rule! {
     /// ## What it does
@@ -28,7 +28,6 @@ declare_rule! {
 
 fn check(ctx: &Context, sink: &mut Sink) {
     for analysis in ctx.dialect_analyses() {
-        let tool = analysis.entry.tool();
         for issue in &analysis.issues {
             let PlanIssue::DialectReference {
                 dialect,
@@ -50,24 +49,11 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 format!("`{key}` names `{reference}`, which {reason}"),
             )
             .label("names nothing")
-            .help(fix(*dialect, tool));
+            .help(dialect.system().reference_fix);
             if let Some(doc) = doc {
                 d = d.doc(doc);
             }
             sink.push(d);
         }
-    }
-}
-
-/// The fix in the words of the tool whose reference it is.
-fn fix(dialect: Dialect, tool: &str) -> String {
-    match dialect {
-        Dialect::Kapp => {
-            "name a change group a resource of the release declares (`kapp.k14s.io/change-group`), or remove the rule".to_owned()
-        }
-        Dialect::Draft => {
-            "name a layer a resource of the same chart declares, or a subchart it depends on, or remove the reference".to_owned()
-        }
-        _ => format!("name a resource {tool} applies in the same stage, or remove the dependency"),
     }
 }

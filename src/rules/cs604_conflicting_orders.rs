@@ -94,12 +94,12 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 let a = r
                     .annotations
                     .iter()
-                    .find(|a| analysis.entry.ordering_key(&a.key))?;
+                    .find(|a| (analysis.entry.owns_key)(&a.key))?;
                 Some((doc, a.value_loc))
             })
             .collect();
         systems.push(System::new(
-            analysis.entry.tool().to_owned(),
+            analysis.entry.tool.to_owned(),
             &analysis.plan,
             annotation,
         ));

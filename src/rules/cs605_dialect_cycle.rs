@@ -30,7 +30,7 @@ declare_rule! {
 
 fn check(ctx: &Context, sink: &mut Sink) {
     for analysis in ctx.dialect_analyses() {
-        let tool = analysis.entry.tool();
+        let tool = analysis.entry.tool;
         for issue in &analysis.issues {
             let PlanIssue::DialectCycle { path, edges, .. } = issue else {
                 continue;
