@@ -1,8 +1,7 @@
-//! Building the [`Model`]: read the inputs, parse every document in parallel, place each one
-//! in its chart level.
+//! Building the [`Model`] from what [`crate::source::input`] read: parse every document in
+//! parallel, place each one in its chart level. No I/O.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
@@ -16,120 +15,26 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::parse::{self, Limits, Node, Span};
-use crate::source::chart::{self, ChartLimits, LoadedChart};
-use crate::source::helm::{self, HelmOptions};
+use crate::source::chart::{self, LoadedChart};
+use crate::source::input::{self, Input, InputTarget};
 use crate::source::values::{self, coalesce};
-use crate::source::{FileId, Loc, Origin, SourceMap, display_path, read, split_stream};
+use crate::source::{FileId, Loc, Origin, SourceMap, split_stream};
 
-/// What to load.
-#[derive(Clone, Debug)]
-pub enum InputTarget {
-    /// A chart directory or `.tgz`, rendered with `helm template`.
-    Chart(PathBuf),
-    /// A rendered stream in a file, or `-` for standard input.
-    Stream(PathBuf),
-}
-
-/// Everything needed to build a model.
-#[derive(Clone, Debug)]
-pub struct Input {
-    pub target: InputTarget,
-    /// `--chart`: chart metadata for a rendered stream.
-    pub chart: Option<PathBuf>,
-    pub helm: HelmOptions,
-    pub limits: Limits,
-    pub chart_limits: ChartLimits,
-    /// Bytes a rendered stream (a file, standard input) may have.
-    pub max_input_bytes: u64,
-}
-
-impl Input {
-    /// Classifies a command-line TARGET: `-`, a directory with `Chart.yaml`, a `.tgz`, or a
-    /// rendered stream file.
-    #[must_use]
-    pub fn target_for(path: &Path) -> InputTarget {
-        let is_archive = path.extension().is_some_and(|e| e == "tgz")
-            || path.to_string_lossy().ends_with(".tar.gz");
-        if path.as_os_str() != "-"
-            && (path.join("Chart.yaml").is_file() || is_archive && path.is_file())
-        {
-            InputTarget::Chart(path.to_path_buf())
-        } else {
-            InputTarget::Stream(path.to_path_buf())
-        }
-    }
-}
-
-/// Loads the inputs into a model.
+/// Loads the inputs into a model: reads them ([`input::read`], all the I/O) and builds the
+/// model from what was read ([`build`]).
 pub fn load(input: &Input) -> Result<Model> {
-    let mut sources = SourceMap::default();
-    let chart_path = match &input.target {
-        InputTarget::Chart(path) => Some(path.clone()),
-        InputTarget::Stream(_) => input.chart.clone(),
-    };
-    if let Some(path) = &chart_path {
-        if !path.exists() {
-            return Err(Error::new(format!("{}: no such chart", display_path(path))));
-        }
-        if path.is_dir() && !path.join("Chart.yaml").is_file() {
-            return Err(not_a_chart(path));
-        }
-    }
-    let loaded = chart_path
-        .as_deref()
-        .map(|p| {
-            chart::load(p, &mut sources, input.chart_limits).map_err(|e| e.with_chart_failure(p))
-        })
-        .transpose()?;
+    build(input::read(input)?, input)
+}
 
-    // The user's values first: a values file that breaks a limit is refused before helm runs.
-    let user = loaded
-        .as_ref()
-        .map(|_| values::user_values(&input.helm.values, &mut sources, input.limits))
-        .transpose()?;
-
-    let (stream_name, origin, bytes) = match &input.target {
-        InputTarget::Chart(path) => {
-            let rendered = helm::render(path, &input.helm)?;
-            (
-                format!("{} (helm template)", display_path(path)),
-                Origin::Rendered,
-                rendered,
-            )
-        }
-        InputTarget::Stream(path) if path.as_os_str() == "-" => {
-            let bytes = read::bounded(std::io::stdin().lock(), input.max_input_bytes)
-                .map_err(|e| e.describe("standard input", input_cap(input)))?;
-            ("-".to_owned(), Origin::Stdin, bytes)
-        }
-        InputTarget::Stream(path) if path.is_dir() => return Err(not_a_chart(path)),
-        InputTarget::Stream(path) if !path.exists() && path.symlink_metadata().is_err() => {
-            return Err(Error::new(format!("{}: no such path", display_path(path))).with_detail(
-                "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
-            ));
-        }
-        InputTarget::Stream(path) => {
-            let name = display_path(path);
-            let bytes = read::file(path, input.max_input_bytes)
-                .map_err(|e| e.describe(&name, input_cap(input)))?;
-            (name, Origin::Disk, bytes)
-        }
-    };
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Err(Error::new(format!(
-            "{stream_name}:1:1: the input is UTF-16; convert it to UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)"
-        )));
-    }
-    if u32::try_from(bytes.len()).is_err() {
-        return Err(Error::new(format!(
-            "{stream_name}: inputs over 4 GiB are not supported"
-        )));
-    }
-    if origin != Origin::Rendered {
-        refuse_binary(&stream_name, &bytes)?;
-    }
-    let stream = sources.add(stream_name, origin, bytes);
-
+/// Builds the model from what was read, with no I/O: `input` says how (limits, the release's
+/// namespace, whether the target was a stream).
+pub fn build(read: input::Read, input: &Input) -> Result<Model> {
+    let input::Read {
+        sources,
+        chart: loaded,
+        user,
+        stream,
+    } = read;
     let mut charts = Vec::new();
     if let (Some(loaded), Some(user)) = (&loaded, user) {
         build_chart_tree(loaded, user, &mut charts)?;
@@ -149,27 +54,8 @@ pub fn load(input: &Input) -> Result<Model> {
     place_documents(&mut model, documents);
     enable_rendered_charts(&mut model);
     add_disk_crds(&mut model, input.limits);
-    let app_namespace = input.helm.namespace.as_deref();
-    super::kapp::settle(
-        &mut model,
-        app_namespace.unwrap_or(super::kapp::DEFAULT_NAMESPACE),
-    );
+    read_release_wide(&mut model, input.helm.namespace.as_deref());
     Ok(model)
-}
-
-/// The cap on a rendered stream.
-fn input_cap(input: &Input) -> read::Cap<'static> {
-    read::Cap {
-        limit: input.max_input_bytes,
-        raise: Some("--max-input-bytes"),
-    }
-}
-
-/// A directory named as a chart or a stream that holds no `Chart.yaml`.
-fn not_a_chart(path: &Path) -> Error {
-    Error::new(format!("no Chart.yaml in {}: not a chart", display_path(path))).with_detail(
-        "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
-    )
 }
 
 /// A stream (file or standard input) with nothing in it is not a clean result: the command
@@ -188,35 +74,6 @@ fn no_documents(sources: &SourceMap, stream: FileId) -> Error {
     .with_detail(hint)
 }
 
-/// A file of binary data (NUL bytes near its start, as git judges it, among many other
-/// control bytes) is not a rendered stream; saying so beats reporting it as invalid YAML.
-fn refuse_binary(name: &str, bytes: &[u8]) -> Result<()> {
-    let head = &bytes[..bytes.len().min(8000)];
-    // A stray NUL in a text stream is a located YAML error; binary data is full of them,
-    // of other control bytes and of bytes that are not UTF-8.
-    let invalid: usize = head.utf8_chunks().map(|c| c.invalid().len()).sum();
-    let controls = head
-        .iter()
-        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c))
-        .count();
-    let binary = memchr::memchr(0, head).is_some() && (invalid + controls) * 10 > head.len();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        return Err(Error::new(format!(
-            "{name}: a gzip archive, not a rendered manifest stream"
-        ))
-        .with_detail("a chart archive must be named *.tgz or *.tar.gz"));
-    }
-    if binary {
-        return Err(Error::new(format!(
-            "{name}: a binary file, not a rendered manifest stream or a chart"
-        ))
-        .with_detail(
-            "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
-        ));
-    }
-    Ok(())
-}
-
 /// Builds a model from a rendered stream held in memory, with no chart on disk (what the
 /// fuzz targets and embedders use).
 #[must_use]
@@ -231,8 +88,15 @@ pub fn load_stream(name: &str, bytes: Vec<u8>, limits: Limits) -> Model {
         stream,
     };
     place_documents(&mut model, documents);
-    super::kapp::settle(&mut model, super::kapp::DEFAULT_NAMESPACE);
+    read_release_wide(&mut model, None);
     model
+}
+
+/// What the systems read across the whole release, once each object is read on its own: kapp's
+/// namespaces and scopes (they depend on the release's CRDs and on the namespace the release is
+/// deployed in, `namespace`, when one is given).
+fn read_release_wide(model: &mut Model, namespace: Option<&str>) {
+    super::kapp::settle(model, namespace.unwrap_or(super::kapp::DEFAULT_NAMESPACE));
 }
 
 /// A document in the stream is never dropped: a chart level (or one above it) that the known

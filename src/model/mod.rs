@@ -18,7 +18,8 @@ pub mod werf_auto;
 
 use std::collections::BTreeMap;
 
-pub use load::{Input, InputTarget, load, load_stream};
+pub use crate::source::input::{Input, InputTarget};
+pub use load::{build, load, load_stream};
 
 use crate::parse::Span;
 use crate::source::chart::{ChartMeta, DependencySpec};

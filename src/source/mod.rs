@@ -7,6 +7,7 @@ pub mod chart;
 pub mod discover;
 pub mod git;
 pub mod helm;
+pub mod input;
 pub mod objects;
 pub mod read;
 mod split;
