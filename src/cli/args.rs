@@ -451,15 +451,8 @@ pub struct RollbackArgs {
 pub struct InfoArgs {
     #[command(flatten)]
     pub release: ReleaseArgs,
-    /// Output format (as helm's `-o/--output`; `--format` as in the other commands).
-    #[arg(
-        short = 'o',
-        long,
-        visible_alias = "format",
-        value_enum,
-        default_value = "table"
-    )]
-    pub output: OutputArg,
+    #[command(flatten)]
+    pub output: OutputFormatArgs,
 }
 
 #[cfg(feature = "apply")]
@@ -473,6 +466,14 @@ pub struct ListArgs {
     pub all_namespaces: bool,
     #[command(flatten)]
     pub connection: ConnectionArgs,
+    #[command(flatten)]
+    pub output: OutputFormatArgs,
+}
+
+/// How `history`, `status` and `list` print.
+#[cfg(feature = "apply")]
+#[derive(Debug, Args)]
+pub struct OutputFormatArgs {
     /// Output format (as helm's `-o/--output`; `--format` as in the other commands).
     #[arg(
         short = 'o',

@@ -168,22 +168,24 @@ fn run(
         ),
         #[cfg(feature = "apply")]
         Command::History(a) => commands::apply::history(
-            &a.release.settings(None, Some(a.output), false, 0)?,
+            &a.release.settings(None, Some(a.output.output), false, 0)?,
             out,
             err,
         ),
         #[cfg(feature = "apply")]
         Command::Status(a) => commands::apply::status(
-            &a.release.settings(None, Some(a.output), false, 0)?,
+            &a.release.settings(None, Some(a.output.output), false, 0)?,
             out,
             err,
         ),
         #[cfg(feature = "apply")]
         Command::List(a) => commands::apply::list(
             &commands::apply::ListSettings {
-                cluster: a
-                    .connection
-                    .settings(a.namespace.as_deref(), None, Some(a.output))?,
+                cluster: a.connection.settings(
+                    a.namespace.as_deref(),
+                    None,
+                    Some(a.output.output),
+                )?,
                 all_namespaces: a.all_namespaces,
             },
             out,
