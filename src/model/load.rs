@@ -9,6 +9,7 @@ use super::annotations::{
     self, Annotation, DEPENDS_ON_SUBCHARTS, HOOK, HOOK_DELETE_POLICY, HOOK_WEIGHT, Sequencing,
     Spanned,
 };
+use super::object::{Object, ReadObject};
 use super::{
     Chart, ChartId, ChartInfo, Content, Document, HOOK_EVENTS, Hook, Model, Placement, Resource,
     ResourceId, kinds,
@@ -525,16 +526,22 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     let annotations = annotations::read_annotations(metadata, file);
     let seq = Sequencing::from_annotations(&annotations);
     let hook = read_hook(&annotations);
-    let argo = super::argo::Argo::read(&annotations);
     let group = kinds::api_group(api_version);
-    let mut werf = super::werf::Werf::read(
-        &annotations,
-        (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
-            || (kind == "Namespace" && group.is_empty()),
-    );
-    werf.auto = super::werf_auto::read(group, kind, namespace, &node, file);
-    let kots = super::kots::Kots::read(&annotations, Some((text, base)));
-    let draft = super::draft::Draft::read(&annotations);
+    let object = Object {
+        annotations: &annotations,
+        api_group: group,
+        kind,
+        namespace,
+        node: &node,
+        file,
+        text: (text, base),
+    };
+    // Each system reads its part once, in one shape.
+    let argo = super::argo::Argo::read_object(&object);
+    let werf = super::werf::Werf::read_object(&object);
+    let kapp = super::kapp::Kapp::read_object(&object);
+    let kots = super::kots::Kots::read_object(&object);
+    let draft = super::draft::Draft::read_object(&object);
     let mut redact = Vec::new();
     if kind == "Secret" {
         for key in ["data", "stringData"] {
@@ -565,10 +572,7 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
         facts,
         argo,
         werf,
-        kapp: super::kapp::Kapp {
-            crd: super::kapp::read_crd(group, kind, &node),
-            ..super::kapp::Kapp::default()
-        },
+        kapp,
         kots,
         draft,
     });

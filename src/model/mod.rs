@@ -12,6 +12,7 @@ pub mod kinds;
 pub mod kots;
 pub mod live;
 mod load;
+pub mod object;
 pub mod qualified;
 pub mod werf;
 pub mod werf_auto;
