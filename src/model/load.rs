@@ -663,12 +663,16 @@ fn extract(bytes: &[u8], base: u32, file: FileId, limits: Limits) -> Content {
     let hook = read_hook(&annotations);
     let argo = super::argo::Argo::read(&annotations);
     let group = kinds::api_group(api_version);
-    let mut werf = super::werf::Werf::read(
-        &annotations,
-        (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
-            || (kind == "Namespace" && group.is_empty()),
-    );
+    let first = if kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io" {
+        super::werf::FirstStage::Crd
+    } else if kind == "Namespace" && group.is_empty() {
+        super::werf::FirstStage::Namespace
+    } else {
+        super::werf::FirstStage::No
+    };
+    let mut werf = super::werf::Werf::read(&annotations, first);
     werf.auto = super::werf_auto::read(group, kind, namespace, &node, file);
+    werf.read_tracking(&annotations, group, kind, &node);
     let kots = super::kots::Kots::read(&annotations, Some((text, base)));
     let draft = super::draft::Draft::read(&annotations);
     let mut redact = Vec::new();
