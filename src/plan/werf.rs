@@ -125,8 +125,7 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
         .take_while(|p| p.0 == Stage::PrePreInstall)
         .count();
     let first_stage: Vec<Placed> = placed.drain(..first).collect();
-    let terminals = plan_first_stage(model, &mut plan, &mut issues, &first_stage, &everything);
-    let mut terminals = terminals;
+    let mut terminals = plan_first_stage(model, &mut plan, &mut issues, &first_stage, &everything);
     let mut i = 0;
     while i < placed.len() {
         let stage = placed[i].0;
