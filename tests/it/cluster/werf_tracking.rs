@@ -12,13 +12,13 @@ use std::time::Duration;
 use super::Ns;
 
 /// A CRD of the test's own (no status subresource: the Widget is created with its status),
-/// a `Widget` not ready yet with `annotations`, and a `ConfigMap` one werf weight later.
+/// created with kubectl and served before the test applies (a CRD chartseq creates itself is
+/// `crds/`'s, tested elsewhere); the stream of a `Widget` not ready yet with `annotations`,
+/// and a `ConfigMap` one werf weight later.
 fn widgets(ns: &Ns, annotations: &str) -> (String, String) {
     let group = format!("{}.example.com", ns.name);
-    let text = format!(
-        "---
-# Source: widgets/crds/widget.yaml
-apiVersion: apiextensions.k8s.io/v1
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: widgets.{group}
@@ -31,7 +31,21 @@ spec:
     served: true
     storage: true
     schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}
----
+"
+    );
+    let path = ns.file("crd.yaml", &crd);
+    let (code, _, err) = ns.kubectl(&["apply", "-f", &path]);
+    assert_eq!(code, 0, "{err}");
+    let served = (0..600).any(|_| {
+        let (code, _, _) = ns.kubectl(&["get", &format!("widgets.{group}")]);
+        code == 0 || {
+            std::thread::sleep(Duration::from_millis(50));
+            false
+        }
+    });
+    assert!(served, "the Widget type is served");
+    let text = format!(
+        "---
 # Source: widgets/templates/widget.yaml
 apiVersion: {group}/v1
 kind: Widget
