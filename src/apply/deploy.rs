@@ -365,6 +365,7 @@ impl Runner {
             readiness: None,
             goal: Goal::Ready,
             uid: None,
+            track: None,
         };
         let create_only = record.crds.contains(&index);
         if create_only && self.get_live(item, &kind, ns.as_deref()).await?.is_some() {
@@ -570,6 +571,7 @@ impl Runner {
                     readiness: None,
                     goal: Goal::Gone,
                     uid: None,
+                    track: None,
                 }),
                 Ok(false) => {}
                 Err(error) if error.kind == ErrorKind::Conflict => {}
@@ -774,12 +776,17 @@ impl Runner {
             // Parsed before anything is sent: an unusable annotation stops the step cleanly.
             // A plan step waits as its plan says (a dialect's waits); CRDs and hooks by goal.
             let mut readiness = Vec::with_capacity(indexes.len());
+            let mut tracks = Vec::with_capacity(indexes.len());
             for &i in indexes {
                 let item = &record.items[i];
                 let wait = match goal {
                     Some(Goal::Complete) => &Wait::Complete,
                     _ => record.wait_of(i),
                 };
+                tracks.push(match wait {
+                    Wait::Tracked(t) => Some(t.tracking.clone()),
+                    _ => None,
+                });
                 let r = super::judge::readiness_for(wait, self.settings.wait_for_jobs).map_err(
                     |message| RunError::Cluster {
                         resource: Some(self.label(item)),
@@ -797,8 +804,10 @@ impl Runner {
             let targets: Vec<Target> = targets
                 .into_iter()
                 .zip(readiness)
-                .filter_map(|(mut t, r)| {
+                .zip(tracks)
+                .filter_map(|((mut t, r), track)| {
                     t.goal = goal;
+                    t.track = track;
                     t.readiness = Some(r?);
                     Some(t)
                 })
@@ -930,6 +939,7 @@ impl Runner {
             ))),
             goal: Goal::Ready,
             uid: None,
+            track: None,
         })
     }
 
@@ -1247,6 +1257,7 @@ impl Runner {
                     readiness: None,
                     goal: Goal::Gone,
                     uid: None,
+                    track: None,
                 }),
                 Ok(false) => {}
                 // Replaced by someone else since it was judged: not the object we own.

@@ -36,7 +36,11 @@ pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readines
             wait_for_jobs,
             hook: true,
         }),
-        Wait::Status => kstatus(true),
+        Wait::Tracked(t) if t.complete => Readiness::for_hook(KstatusOptions {
+            wait_for_jobs,
+            hook: true,
+        }),
+        Wait::Status | Wait::Tracked(_) => kstatus(true),
         Wait::Exists => Readiness::Exists(Exists),
         Wait::Properties(pairs) => Readiness::Properties(pairs.clone()),
         Wait::None => return Ok(None),

@@ -747,6 +747,7 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<(String, 
                                     readiness: Some(Arc::new(readiness)),
                                     goal: wait::Goal::Ready,
                                     uid: None,
+                                    track: None,
                                 };
                                 match wait::Judge::judge(&judge, &target, &live) {
                                     wait::Verdict::Ready => "ready".to_owned(),

@@ -60,6 +60,97 @@ pub struct Target {
     /// deleted right after it became ready (a Job with `ttlSecondsAfterFinished: 0`) is judged
     /// by the last state the watch saw of that very object.
     pub uid: Option<String>,
+    /// werf's tracking ([`crate::plan::wait::Tracked`]): failures are counted and tolerated up
+    /// to the allowed number, and no activity counts one; `None`: the first failure fails.
+    pub track: Option<crate::model::werf::Tracking>,
+}
+
+/// What a tracked wait remembers of one target between two judgements.
+#[derive(Default)]
+struct Tracker {
+    /// Failures counted so far.
+    failures: u64,
+    /// Whether the last judgement was a failure (a failure counts once, when it starts).
+    failing: bool,
+    /// The last failure's reason.
+    last: String,
+    /// The object's last `resourceVersion` seen, and when it last changed (activity).
+    version: Option<String>,
+    active: Option<Instant>,
+}
+
+impl Tracker {
+    /// Turns a judgement into a tracked one, counting failures as kubedog counts them for
+    /// nelm (DIALECTS.md §1.5): each time the object turns failed, and each no-activity
+    /// timeout without a change to it; the object fails once they exceed those allowed,
+    /// never with `IgnoreAndContinueDeployProcess`.
+    fn judge(
+        &mut self,
+        track: &crate::model::werf::Tracking,
+        verdict: Verdict,
+        version: Option<String>,
+        now: Instant,
+    ) -> Verdict {
+        use crate::model::werf::{FAILURES_ALLOWED, NO_ACTIVITY_TIMEOUT};
+        if self.active.is_none() || version != self.version {
+            self.version = version;
+            self.active = Some(now);
+        }
+        let why = match verdict {
+            Verdict::Ready => return Verdict::Ready,
+            Verdict::Failed(reason) => {
+                if !self.failing {
+                    self.failing = true;
+                    self.failures += 1;
+                    self.last.clone_from(&reason);
+                }
+                reason
+            }
+            Verdict::InProgress(why) => {
+                self.failing = false;
+                why
+            }
+        };
+        if let (Some(limit), Some(active)) = (track.no_activity, self.active)
+            && now.duration_since(active) >= limit
+        {
+            self.failures += 1;
+            self.active = Some(now);
+            self.last = format!(
+                "no activity for {} ({NO_ACTIVITY_TIMEOUT})",
+                crate::duration::go_duration(limit)
+            );
+        }
+        if self.failures == 0 {
+            return Verdict::InProgress(why);
+        }
+        let allowed = track.failures_allowed;
+        let times = |n: u64| {
+            if n == 1 {
+                "1 time".to_owned()
+            } else {
+                format!("{n} times")
+            }
+        };
+        if track.fail_mode.counts_failures() && self.failures > allowed {
+            return Verdict::Failed(format!(
+                "{}; failed {}, more than the {allowed} allowed ({FAILURES_ALLOWED}, fail-mode {})",
+                self.last,
+                times(self.failures),
+                track.fail_mode.name()
+            ));
+        }
+        let of = if track.fail_mode.counts_failures() {
+            format!("{allowed} allowed")
+        } else {
+            format!("fail-mode {}", track.fail_mode.name())
+        };
+        Verdict::InProgress(format!(
+            "{why} (failed {}, {of}; last: {})",
+            times(self.failures),
+            self.last
+        ))
+    }
 }
 
 impl Target {
@@ -222,11 +313,17 @@ impl Watcher {
             .map(|t| self.cache(&t.kind, t.namespace.as_deref()))
             .collect();
         let mut changes = self.changed.subscribe();
+        let mut trackers: Vec<Tracker> = targets.iter().map(|_| Tracker::default()).collect();
         loop {
             changes.borrow_and_update();
             let mut blocked = Vec::new();
-            for (t, cache) in targets.iter().zip(&caches) {
+            for ((t, cache), tracker) in targets.iter().zip(&caches).zip(&mut trackers) {
                 let c = lock(cache);
+                let version = c
+                    .objects
+                    .get(&t.name)
+                    .and_then(|o| o["metadata"]["resourceVersion"].as_str())
+                    .map(str::to_owned);
                 let verdict = if c.synced {
                     match (c.objects.get(&t.name), t.goal) {
                         (None, Goal::Gone) => Verdict::Ready,
@@ -251,6 +348,10 @@ impl Watcher {
                     Verdict::InProgress("watch not established yet".to_owned())
                 };
                 drop(c);
+                let verdict = match &t.track {
+                    Some(track) => tracker.judge(track, verdict, version, Instant::now()),
+                    None => verdict,
+                };
                 match verdict {
                     Verdict::Ready => {}
                     Verdict::InProgress(why) => blocked.push((t.label(), why)),
@@ -379,5 +480,108 @@ fn record(
     drop(c);
     if let Some(w) = watcher.upgrade() {
         w.bump();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::werf::{FailMode, Tracking};
+
+    fn track(mode: FailMode, allowed: u64, no_activity: Option<Duration>) -> Tracking {
+        Tracking {
+            fail_mode: mode,
+            failures_allowed: allowed,
+            no_activity,
+        }
+    }
+
+    fn failed() -> Verdict {
+        Verdict::Failed("Deployment: progress deadline exceeded".to_owned())
+    }
+
+    fn waiting() -> Verdict {
+        Verdict::InProgress("0 of 1 replicas available".to_owned())
+    }
+
+    fn v(n: u32) -> Option<String> {
+        Some(n).map(|n| n.to_string())
+    }
+
+    #[test]
+    fn a_tracked_target_fails_once_its_failures_exceed_those_allowed() {
+        let t = track(FailMode::FailWholeDeployProcessImmediately, 1, None);
+        let mut tracker = Tracker::default();
+        let now = Instant::now();
+        let Verdict::InProgress(why) = tracker.judge(&t, failed(), v(1), now) else {
+            panic!("the first failure is allowed");
+        };
+        assert!(why.contains("failed 1 time, 1 allowed"), "{why}");
+        // A failure that lasts counts once.
+        assert!(matches!(
+            tracker.judge(&t, failed(), v(2), now),
+            Verdict::InProgress(_)
+        ));
+        assert!(matches!(
+            tracker.judge(&t, waiting(), v(3), now),
+            Verdict::InProgress(_)
+        ));
+        let Verdict::Failed(why) = tracker.judge(&t, failed(), v(4), now) else {
+            panic!("the second failure is one too many");
+        };
+        assert!(
+            why.contains(
+                "failed 2 times, more than the 1 allowed (werf.io/failures-allowed-per-replica"
+            ),
+            "{why}"
+        );
+        // Ready is ready, whatever failed before.
+        assert_eq!(tracker.judge(&t, Verdict::Ready, v(5), now), Verdict::Ready);
+    }
+
+    #[test]
+    fn hope_is_fail_whole_and_ignore_never_fails() {
+        let hope = track(FailMode::HopeUntilEndOfDeployProcess, 0, None);
+        assert!(matches!(
+            Tracker::default().judge(&hope, failed(), v(1), Instant::now()),
+            Verdict::Failed(_)
+        ));
+        let ignore = track(FailMode::IgnoreAndContinueDeployProcess, 0, None);
+        let mut tracker = Tracker::default();
+        for n in 0..5 {
+            let verdict = if n % 2 == 0 { failed() } else { waiting() };
+            let Verdict::InProgress(why) = tracker.judge(&ignore, verdict, v(n), Instant::now())
+            else {
+                panic!("IgnoreAndContinueDeployProcess never fails");
+            };
+            assert!(why.contains("IgnoreAndContinueDeployProcess"), "{why}");
+        }
+    }
+
+    #[test]
+    fn no_activity_for_the_timeout_counts_a_failure_naming_the_annotation() {
+        let limit = Duration::from_secs(10);
+        let t = track(FailMode::FailWholeDeployProcessImmediately, 1, Some(limit));
+        let mut tracker = Tracker::default();
+        let start = Instant::now();
+        assert_eq!(tracker.judge(&t, waiting(), v(1), start), waiting());
+        // A change to the object is activity.
+        let later = start + Duration::from_secs(8);
+        assert_eq!(tracker.judge(&t, waiting(), v(2), later), waiting());
+        let quiet = later + limit;
+        let Verdict::InProgress(why) = tracker.judge(&t, waiting(), v(2), quiet) else {
+            panic!("one failure is allowed");
+        };
+        assert!(
+            why.contains("no activity for 10s (werf.io/no-activity-timeout)"),
+            "{why}"
+        );
+        let Verdict::Failed(why) = tracker.judge(&t, waiting(), v(2), quiet + limit) else {
+            panic!("a second quiet period is one failure too many");
+        };
+        assert!(
+            why.starts_with("no activity for 10s (werf.io/no-activity-timeout); failed 2 times"),
+            "{why}"
+        );
     }
 }

@@ -8,7 +8,7 @@ use super::argo::Argo;
 use super::draft::Draft;
 use super::kapp::{self, Kapp};
 use super::kots::Kots;
-use super::werf::Werf;
+use super::werf::{FirstStage, Werf};
 use super::werf_auto;
 use crate::parse::Node;
 use crate::source::FileId;
@@ -31,11 +31,16 @@ pub struct Object<'a> {
 }
 
 impl Object<'_> {
-    /// Whether it is a `CustomResourceDefinition` or a `Namespace`.
+    /// Whether it is a `CustomResourceDefinition`.
     #[must_use]
-    pub fn crd_or_namespace(&self) -> bool {
-        (self.kind == "CustomResourceDefinition" && self.api_group == "apiextensions.k8s.io")
-            || (self.kind == "Namespace" && self.api_group.is_empty())
+    pub fn is_crd(&self) -> bool {
+        self.kind == "CustomResourceDefinition" && self.api_group == "apiextensions.k8s.io"
+    }
+
+    /// Whether it is a `Namespace`.
+    #[must_use]
+    pub fn is_namespace(&self) -> bool {
+        self.kind == "Namespace" && self.api_group.is_empty()
     }
 }
 
@@ -52,13 +57,26 @@ impl ReadObject for Argo {
 
 impl ReadObject for Werf {
     fn read_object(object: &Object<'_>) -> Self {
-        let mut werf = Werf::read(object.annotations, object.crd_or_namespace());
+        let first = if object.is_crd() {
+            FirstStage::Crd
+        } else if object.is_namespace() {
+            FirstStage::Namespace
+        } else {
+            FirstStage::No
+        };
+        let mut werf = Werf::read(object.annotations, first);
         werf.auto = werf_auto::read(
             object.api_group,
             object.kind,
             object.namespace,
             object.node,
             object.file,
+        );
+        werf.read_tracking(
+            object.annotations,
+            object.api_group,
+            object.kind,
+            object.node,
         );
         werf
     }

@@ -7,16 +7,25 @@
 //!   unknown event fails the release. Without either, the object is in the main (install)
 //!   stage.
 //! - Every `CustomResourceDefinition` and `Namespace` is applied first, with weight 0, whatever it
-//!   carries.
+//!   carries; a `Namespace` with a manual dependency floats in that first stage instead (nelm's
+//!   `weight`), a CRD's manual dependencies are dropped.
 //! - An object with a manual dependency (`werf.io/deploy-dependency-<id>` or
 //!   `<id>.dependency.werf.io`) has no weight: it floats in its stage, ordered by its edges only.
 //!   Every dependency is read (one per `<id>`; the `werf.io/deploy-dependency-<id>` form wins
 //!   over `<id>.dependency.werf.io` for the same id, as nelm keeps one per id), typed with its
-//!   location. A `CustomResourceDefinition` has none (nelm skips them).
+//!   location. A `CustomResourceDefinition` has none (nelm skips them); a `Namespace` keeps its.
 //! - External dependencies (`<id>.external-dependency.werf.io: apiVersion:kind[:namespace]:name`,
 //!   or the legacy `<id>.external-dependency.werf.io/resource: type/name` with
 //!   `…/namespace`) are objects outside the release that werf waits for to exist before
 //!   applying the object.
+//!
+//! - Tracking (how kubedog, driven by nelm, decides a resource it waits for has failed):
+//!   `werf.io/fail-mode` (`FailWholeDeployProcessImmediately`, the default;
+//!   `HopeUntilEndOfDeployProcess`; `IgnoreAndContinueDeployProcess`),
+//!   `werf.io/failures-allowed-per-replica` (a non-negative integer) and
+//!   `werf.io/no-activity-timeout` (a non-negative Go duration), checked as nelm's
+//!   `validateTrack` checks them and read as its `failMode`, `failuresAllowed` and
+//!   `noActivityTimeout` read them (nelm `pkg/resource/metadata.go`): [`Tracking`].
 //!
 //! NOTE: nelm matches `<id>.dependency.werf.io` with an unescaped regular expression
 //! (`^(.+).dependency.werf.io$`), which also matches `<id>.external-dependency.werf.io`: such an
@@ -24,7 +33,12 @@
 //! weight. chartseq reads it the same way; that dependency never names a release object, so
 //! it is never reported as a reference to nothing.
 
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
 use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Rejected, Spanned};
+use crate::parse::Node;
 use crate::source::Loc;
 
 pub const WEIGHT: &str = "werf.io/weight";
@@ -36,6 +50,78 @@ pub const DELETE_DEPENDENCY_PREFIX: &str = "werf.io/delete-dependency-";
 pub const EXTERNAL_SUFFIX: &str = ".external-dependency.werf.io";
 pub const EXTERNAL_RESOURCE_SUFFIX: &str = ".external-dependency.werf.io/resource";
 pub const EXTERNAL_NAMESPACE_SUFFIX: &str = ".external-dependency.werf.io/namespace";
+pub const FAIL_MODE: &str = "werf.io/fail-mode";
+pub const FAILURES_ALLOWED: &str = "werf.io/failures-allowed-per-replica";
+pub const NO_ACTIVITY_TIMEOUT: &str = "werf.io/no-activity-timeout";
+
+/// kubedog's no-activity timeout when none is given, or `0` is (`NewDynamicReadinessTracker`:
+/// `if opts.NoActivityTimeout != 0 … else 4 * time.Minute`).
+pub const DEFAULT_NO_ACTIVITY: Duration = Duration::from_secs(4 * 60);
+
+/// What kubedog does when a resource it tracks fails (`werf.io/fail-mode`; kubedog
+/// `pkg/trackers/rollout/multitrack/multitrack.go`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FailMode {
+    /// The default: the resource fails once its failures exceed those allowed, and the
+    /// deploy with it.
+    FailWholeDeployProcessImmediately,
+    /// Accepted by nelm and, in the readiness tracker nelm drives (kubedog
+    /// `pkg/trackers/dyntracker/statestore/readiness_task_state.go`), the same as
+    /// `FailWholeDeployProcessImmediately` (kubedog's constant is `LegacyHopeUntilEndOfDeployProcess`,
+    /// "an equivalent to `FailWholeDeployProcessImmediately` at the moment").
+    HopeUntilEndOfDeployProcess,
+    /// Failures are never counted: the resource is waited for until it is ready or the wait
+    /// times out.
+    IgnoreAndContinueDeployProcess,
+}
+
+impl FailMode {
+    pub const ALL: [FailMode; 3] = [
+        FailMode::FailWholeDeployProcessImmediately,
+        FailMode::HopeUntilEndOfDeployProcess,
+        FailMode::IgnoreAndContinueDeployProcess,
+    ];
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            FailMode::FailWholeDeployProcessImmediately => "FailWholeDeployProcessImmediately",
+            FailMode::HopeUntilEndOfDeployProcess => "HopeUntilEndOfDeployProcess",
+            FailMode::IgnoreAndContinueDeployProcess => "IgnoreAndContinueDeployProcess",
+        }
+    }
+
+    /// Whether failures are counted at all.
+    #[must_use]
+    pub fn counts_failures(self) -> bool {
+        self != FailMode::IgnoreAndContinueDeployProcess
+    }
+}
+
+/// How kubedog tracks one resource for nelm: when it counts as failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tracking {
+    pub fail_mode: FailMode,
+    /// Failures tolerated: the resource fails at the next one (nelm's `failuresAllowed`:
+    /// per replica, times `spec.replicas` when the object has it; 0 for a Job and for a Pod
+    /// template with `restartPolicy: Never`; without the annotation 1 per replica for a
+    /// `Deployment`, `DaemonSet`, `StatefulSet` or flagger `Canary` and 0 for anything else).
+    pub failures_allowed: u64,
+    /// After this long without a change to the object, one failure is counted (and again
+    /// after as long once more): only for the kinds kubedog tracks generically (anything but
+    /// a `Deployment`, `DaemonSet`, `StatefulSet`, `Job`, `Pod` or flagger `Canary`); `None` otherwise.
+    pub no_activity: Option<Duration>,
+}
+
+impl Default for Tracking {
+    fn default() -> Self {
+        Tracking {
+            fail_mode: FailMode::FailWholeDeployProcessImmediately,
+            failures_allowed: 0,
+            no_activity: Some(DEFAULT_NO_ACTIVITY),
+        }
+    }
+}
 
 /// The events `werf.io/deploy-on` accepts (nelm code; its README says `*-uninstall`).
 pub const EVENTS: [&str; 14] = [
@@ -80,6 +166,23 @@ impl Stage {
     }
 }
 
+/// Whether werf applies an object in its first stage, before the pre-install hooks, whatever it
+/// carries (nelm's `deployConditions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstStage {
+    No,
+    /// A `CustomResourceDefinition`: weight 0, no manual dependencies.
+    Crd,
+    /// A core `Namespace`: weight 0, or floating in the stage with its manual dependencies.
+    Namespace,
+}
+
+impl From<bool> for FirstStage {
+    fn from(crd: bool) -> Self {
+        if crd { FirstStage::Crd } else { FirstStage::No }
+    }
+}
+
 /// Everything werf reads from one object to order an install.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Werf {
@@ -99,6 +202,11 @@ pub struct Werf {
     /// nelm's automatic dependencies and what others need to find theirs (read from the
     /// object, not its annotations: [`super::werf_auto`]).
     pub auto: super::werf_auto::AutoRefs,
+    /// How kubedog tracks the object ([`Werf::read_tracking`]).
+    pub tracking: Tracking,
+    /// The tracking annotations written (key, value as read, where the value is), in the
+    /// order written; values werf rejects are in `rejected` and not here.
+    pub tracking_written: Vec<(String, String, Loc)>,
 }
 
 /// What a manual dependency waits for: the target's apply (`present`) or its readiness
@@ -578,9 +686,12 @@ fn weight_of(raw: &str) -> Option<i64> {
 }
 
 impl Werf {
-    /// Reads one object. `crd_or_namespace`: a `CustomResourceDefinition` or a core `Namespace`.
+    /// Reads one object. `first`: whether it is a `CustomResourceDefinition` or a core
+    /// `Namespace` (`true` reads as a CRD).
     #[must_use]
-    pub fn read(annotations: &[Annotation], crd_or_namespace: bool) -> Self {
+    pub fn read(annotations: &[Annotation], first: impl Into<FirstStage>) -> Self {
+        let first = first.into();
+        let crd_or_namespace = first != FirstStage::No;
         let find = |key: &str| {
             annotations
                 .iter()
@@ -627,9 +738,9 @@ impl Werf {
         };
         let (dependencies, external) = read_dependencies(annotations, &mut rejected);
         rejected.sort_by_key(|r| r.loc.span.start);
-        // NOTE: nelm drops the manual dependencies of a CRD, and keeps a Namespace's (which then
-        // floats in the first stage); chartseq drops both, as it does not tell them apart here.
-        let dependencies = if crd_or_namespace {
+        // nelm drops the manual dependencies of a CRD (`manualInternalDeployDependencies`), and
+        // keeps a Namespace's: it then has no weight and floats in the first stage (`weight`).
+        let dependencies = if first == FirstStage::Crd {
             Vec::new()
         } else {
             dependencies
@@ -657,7 +768,7 @@ impl Werf {
                 }
             }
         };
-        if floating && !crd_or_namespace {
+        if floating && first != FirstStage::Crd {
             (weight, weight_loc) = (None, None);
         } else if weight.is_none() {
             weight = Some(0);
@@ -674,8 +785,160 @@ impl Werf {
             external,
             rejected,
             auto: super::werf_auto::AutoRefs::default(),
+            tracking: Tracking::default(),
+            tracking_written: Vec::new(),
         }
     }
+
+    /// Reads the tracking annotations as nelm validates (`validateTrack`) and reads them
+    /// (`failMode`, `failuresAllowed`, `noActivityTimeout`): values trimmed; a value nelm
+    /// refuses is kept in `rejected` (nelm refuses the release) and the default used.
+    /// `group` and `kind` are the object's; `object` is the whole object (for `spec.replicas`
+    /// and a Pod template's `restartPolicy`).
+    pub fn read_tracking(
+        &mut self,
+        annotations: &[Annotation],
+        group: &str,
+        kind: &str,
+        object: &Node,
+    ) {
+        let find = |key: &str| {
+            annotations
+                .iter()
+                .rev()
+                .find(|a| a.key == key)
+                .map(|a| (a.value.as_str().unwrap_or_default().trim(), a.value_loc))
+        };
+        let mut tracking = Tracking::default();
+        let mut reject = |key: &str, value: &str, reason: &str, loc: Loc| {
+            self.rejected.push(Rejected {
+                key: key.to_owned(),
+                value: value.to_owned(),
+                reason: reason.to_owned(),
+                loc,
+            });
+        };
+        let mut written = Vec::new();
+        if let Some((raw, loc)) = find(FAIL_MODE) {
+            match FailMode::ALL.iter().find(|m| m.name() == raw) {
+                Some(&mode) => {
+                    tracking.fail_mode = mode;
+                    written.push((FAIL_MODE.to_owned(), raw.to_owned(), loc));
+                }
+                None if raw.is_empty() => reject(FAIL_MODE, raw, "empty", loc),
+                None => reject(
+                    FAIL_MODE,
+                    raw,
+                    "not a fail mode werf knows (FailWholeDeployProcessImmediately, HopeUntilEndOfDeployProcess or IgnoreAndContinueDeployProcess)",
+                    loc,
+                ),
+            }
+        }
+        let mut per_replica = None;
+        if let Some((raw, loc)) = find(FAILURES_ALLOWED) {
+            match super::argo::atoi(raw) {
+                _ if raw.is_empty() => reject(FAILURES_ALLOWED, raw, "empty", loc),
+                None => reject(FAILURES_ALLOWED, raw, "not an integer", loc),
+                Some(n) if n < 0 => reject(FAILURES_ALLOWED, raw, "negative", loc),
+                Some(n) => {
+                    per_replica = Some(n.unsigned_abs());
+                    written.push((FAILURES_ALLOWED.to_owned(), raw.to_owned(), loc));
+                }
+            }
+        }
+        let mut no_activity = None;
+        if let Some((raw, loc)) = find(NO_ACTIVITY_TIMEOUT) {
+            match go_duration(raw) {
+                Ok(d) => {
+                    no_activity = Some(d);
+                    written.push((NO_ACTIVITY_TIMEOUT.to_owned(), raw.to_owned(), loc));
+                }
+                Err(why) => reject(NO_ACTIVITY_TIMEOUT, raw, why, loc),
+            }
+        }
+        tracking.failures_allowed = failures_allowed(group, kind, object, per_replica);
+        let generic = !matches!(
+            (group, kind),
+            ("apps" | "extensions", "Deployment" | "DaemonSet")
+                | ("apps", "StatefulSet")
+                | ("batch", "Job")
+                | ("", "Pod")
+                | ("flagger.app", "Canary")
+        );
+        tracking.no_activity = generic.then(|| {
+            no_activity
+                .filter(|d| !d.is_zero())
+                .unwrap_or(DEFAULT_NO_ACTIVITY)
+        });
+        self.rejected.sort_by_key(|r| r.loc.span.start);
+        self.tracking = tracking;
+        self.tracking_written = written;
+    }
+}
+
+/// nelm's `failuresAllowed`: 0 for a Job and for a Pod template with `restartPolicy: Never`;
+/// else the annotation's value (`per_replica`) or, without it, 1 for a `Deployment`, `DaemonSet`,
+/// `StatefulSet` or flagger `Canary` and 0 for anything else (returned at once); times
+/// `spec.replicas` when the object has an integer there.
+fn failures_allowed(group: &str, kind: &str, object: &Node, per_replica: Option<u64>) -> u64 {
+    if (group, kind) == ("batch", "Job") {
+        return 0;
+    }
+    let restart_policy = object.path(&["spec", "template", "spec", "restartPolicy"]);
+    if restart_policy.and_then(Node::as_str) == Some("Never") {
+        return 0;
+    }
+    let per_replica = match per_replica {
+        Some(n) => n,
+        None => match (group, kind) {
+            ("apps" | "extensions", "Deployment" | "DaemonSet")
+            | ("flagger.app", "Canary")
+            | ("apps", "StatefulSet") => 1,
+            _ => return 0,
+        },
+    };
+    let replicas = match object
+        .path(&["spec", "replicas"])
+        .and_then(Node::scalar_kind)
+    {
+        Some(crate::parse::ScalarKind::Int(r)) => Some(r),
+        _ => None,
+    };
+    match replicas {
+        // nelm multiplies Go ints; a negative count allows nothing.
+        Some(r) => per_replica.saturating_mul(u64::try_from(r).unwrap_or(0)),
+        None => per_replica,
+    }
+}
+
+/// Go's `time.ParseDuration` as nelm's `validateTrack` uses it: a unit is required (except
+/// for `0`), and a negative duration is refused.
+fn go_duration(raw: &str) -> Result<Duration, &'static str> {
+    if raw.is_empty() {
+        return Err("empty");
+    }
+    let (negative, rest) = match raw.as_bytes()[0] {
+        b'-' => (true, &raw[1..]),
+        b'+' => (false, &raw[1..]),
+        _ => (false, raw),
+    };
+    let not_a_duration =
+        "not a Go duration (a number and a unit: h, m, s, ms, us or ns, e.g. 30s, 5m or 1m30s)";
+    if rest == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if rest.is_empty()
+        || rest.starts_with(char::is_whitespace)
+        || rest.starts_with(['+', '-'])
+        || rest.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(not_a_duration);
+    }
+    let d = crate::duration::parse_duration(rest).map_err(|_| not_a_duration)?;
+    if negative && !d.is_zero() {
+        return Err("negative");
+    }
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -972,5 +1235,174 @@ mod tests {
         // nelm's unescaped pattern also reads the new form as a manual dependency.
         assert_eq!(w.weight, None);
         assert!(w.dependencies[0].from_external_key);
+    }
+
+    fn tracked(kind_line: &str, body: &str, annotations: &[(&str, &str)]) -> Werf {
+        let text = format!("{kind_line}\nmetadata:\n  name: x\n{body}");
+        let node = crate::parse::parse_document(&text, 0, crate::parse::Limits::default())
+            .expect("parses")
+            .expect("a document");
+        let anns: Vec<Annotation> = annotations
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| ann(k, v, u32::try_from(i).unwrap_or(0) * 10 + 1))
+            .collect();
+        let mut w = Werf::read(&anns, false);
+        let api = node
+            .get("apiVersion")
+            .and_then(Node::as_scalar)
+            .unwrap_or("v1");
+        let group = crate::model::kinds::api_group(api);
+        let kind = node
+            .get("kind")
+            .and_then(Node::as_scalar)
+            .unwrap_or_default();
+        w.read_tracking(&anns, group, kind, &node);
+        w
+    }
+
+    /// Kind line, object body, annotations, failures allowed.
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], u64);
+
+    #[test]
+    fn failures_allowed_per_replica_as_nelm_computes_it() {
+        let deploy = "apiVersion: apps/v1\nkind: Deployment";
+        let cases: [Case; 9] = [
+            // Deployments, DaemonSets, StatefulSets: 1 per replica by default.
+            (deploy, "", &[], 1),
+            (deploy, "spec:\n  replicas: 3\n", &[], 3),
+            (
+                deploy,
+                "spec:\n  replicas: 3\n",
+                &[(FAILURES_ALLOWED, " 2 ")],
+                6,
+            ),
+            (deploy, "spec:\n  replicas: 0\n", &[], 0),
+            (
+                deploy,
+                "spec:\n  template:\n    spec:\n      restartPolicy: Never\n",
+                &[(FAILURES_ALLOWED, "4")],
+                0,
+            ),
+            // A Job never tolerates a failure, whatever it says.
+            (
+                "apiVersion: batch/v1\nkind: Job",
+                "",
+                &[(FAILURES_ALLOWED, "5")],
+                0,
+            ),
+            // Anything else: 0 unless written, then times its replicas when it has them.
+            ("apiVersion: v1\nkind: ConfigMap", "", &[], 0),
+            (
+                "apiVersion: v1\nkind: ConfigMap",
+                "",
+                &[(FAILURES_ALLOWED, "2")],
+                2,
+            ),
+            (
+                "apiVersion: example.com/v1\nkind: Widget",
+                "spec:\n  replicas: 2\n",
+                &[(FAILURES_ALLOWED, "+1")],
+                2,
+            ),
+        ];
+        for (kind, body, anns, allowed) in cases {
+            let w = tracked(kind, body, anns);
+            assert!(w.rejected.is_empty(), "{:?}", w.rejected);
+            assert_eq!(
+                w.tracking.failures_allowed, allowed,
+                "{kind} {body} {anns:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fail_modes_and_no_activity_timeouts_werf_accepts() {
+        let w = tracked("apiVersion: v1\nkind: ConfigMap", "", &[]);
+        assert_eq!(w.tracking, Tracking::default());
+        assert!(w.tracking_written.is_empty());
+        for mode in FailMode::ALL {
+            let w = tracked(
+                "apiVersion: v1\nkind: ConfigMap",
+                "",
+                &[(FAIL_MODE, &format!(" {} ", mode.name()))],
+            );
+            assert_eq!(w.tracking.fail_mode, mode);
+            assert_eq!(w.tracking_written[0].1, mode.name());
+        }
+        let cr = "apiVersion: example.com/v1\nkind: Widget";
+        for (value, expected) in [
+            ("30s", Duration::from_secs(30)),
+            ("1h30m", Duration::from_secs(5400)),
+            ("+300ms", Duration::from_millis(300)),
+            // kubedog reads 0 as "not set": its 4 minutes.
+            ("0", DEFAULT_NO_ACTIVITY),
+            ("-0s", DEFAULT_NO_ACTIVITY),
+        ] {
+            let w = tracked(cr, "", &[(NO_ACTIVITY_TIMEOUT, value)]);
+            assert!(w.rejected.is_empty(), "{value}: {:?}", w.rejected);
+            assert_eq!(w.tracking.no_activity, Some(expected), "{value}");
+        }
+        // Only kubedog's generic tracker has a no-activity timeout.
+        for kind in [
+            "apiVersion: apps/v1\nkind: Deployment",
+            "apiVersion: apps/v1\nkind: StatefulSet",
+            "apiVersion: batch/v1\nkind: Job",
+            "apiVersion: v1\nkind: Pod",
+        ] {
+            let w = tracked(kind, "", &[(NO_ACTIVITY_TIMEOUT, "10s")]);
+            assert_eq!(w.tracking.no_activity, None, "{kind}");
+        }
+    }
+
+    #[test]
+    fn tracking_values_werf_refuses_are_rejected_where_written() {
+        for (key, value) in [
+            (FAIL_MODE, ""),
+            (FAIL_MODE, "Hope"),
+            (FAIL_MODE, "failwholedeployprocessimmediately"),
+            (FAILURES_ALLOWED, ""),
+            (FAILURES_ALLOWED, "-1"),
+            (FAILURES_ALLOWED, "1.5"),
+            (FAILURES_ALLOWED, "two"),
+            (NO_ACTIVITY_TIMEOUT, ""),
+            (NO_ACTIVITY_TIMEOUT, "5"),
+            (NO_ACTIVITY_TIMEOUT, "-1s"),
+            (NO_ACTIVITY_TIMEOUT, "1x"),
+            (NO_ACTIVITY_TIMEOUT, "- 1s"),
+            (NO_ACTIVITY_TIMEOUT, "1 m"),
+        ] {
+            let w = tracked(
+                "apiVersion: example.com/v1\nkind: Widget",
+                "",
+                &[(WEIGHT, "1"), (key, value)],
+            );
+            assert_eq!(w.rejected.len(), 1, "{key}: {value:?}");
+            assert_eq!(w.rejected[0].key, key);
+            assert_eq!(w.rejected[0].loc.span.start, 11, "{key}: {value:?}");
+            // The default stands in for the refused value.
+            assert!(w.tracking_written.is_empty(), "{key}: {value:?}");
+        }
+    }
+
+    #[test]
+    fn a_namespace_keeps_its_manual_dependencies_and_floats_a_crd_does_not() {
+        let dep = [ann(
+            "werf.io/deploy-dependency-a",
+            "state=present,kind=Namespace,name=a",
+            1,
+        )];
+        let ns = Werf::read(&dep, FirstStage::Namespace);
+        assert_eq!(
+            (ns.weight, ns.stages.clone(), ns.dependencies.len()),
+            (None, vec![Stage::PrePreInstall], 1)
+        );
+        let crd = Werf::read(&dep, FirstStage::Crd);
+        assert_eq!(
+            (crd.weight, crd.stages, crd.dependencies.len()),
+            (Some(0), vec![Stage::PrePreInstall], 0)
+        );
+        let plain = Werf::read(&[ann(WEIGHT, "3", 1)], FirstStage::Namespace);
+        assert_eq!(plain.weight, Some(0));
     }
 }

@@ -9,7 +9,8 @@
 //! What each tool waits for:
 //!
 //! - werf/nelm (DIALECTS.md §1.5): every resource of a weight before the next weight, as
-//!   kubedog tracks it ([`Wait::Status`]; hooks [`Wait::Complete`]);
+//!   kubedog tracks it ([`Wait::Tracked`]: kstatus, or run to completion for hooks, with
+//!   werf's fail mode, allowed failures and no-activity timeout);
 //!   `werf.io/track-termination-mode: NonBlocking` is [`Wait::None`]; external dependencies
 //!   must exist before the resource is applied ([`External`]).
 //! - Argo CD (§2.4): hooks run to completion; other resources healthy before the next wave,
@@ -28,8 +29,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::fmt::Write as _;
+
 use crate::model::Resource;
 use crate::model::annotations::{AnnotationValue, NameList, Spanned};
+use crate::model::werf::{FailMode, Tracking};
 use crate::readiness::expr::Expression;
 use crate::readiness::{AllPropertiesEqual, Custom, ExprKind, PropertyPair, parse_expressions};
 
@@ -62,6 +66,39 @@ pub enum Wait {
     Properties(AllPropertiesEqual),
     /// Applied, never waited for.
     None,
+    /// werf: [`Wait::Status`] (or [`Wait::Complete`] for a hook) as kubedog tracks it for nelm:
+    /// a failure counts only once the allowed failures are exceeded, and a generic kind that
+    /// shows no activity for its no-activity timeout counts a failure.
+    Tracked(Tracked),
+}
+
+/// werf's wait for one resource: what it must reach and how its failures are counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tracked {
+    /// Run to completion (a hook), else ready.
+    pub complete: bool,
+    pub tracking: Tracking,
+}
+
+impl Tracked {
+    /// `fail-mode X, N failure(s) allowed, no activity 4m0s`, for plans and progress.
+    #[must_use]
+    pub fn describe_tracking(&self) -> String {
+        let t = &self.tracking;
+        let mut out = format!("fail-mode {}", t.fail_mode.name());
+        if t.fail_mode.counts_failures() {
+            let _ = write!(
+                out,
+                ", {} failure{} allowed",
+                t.failures_allowed,
+                if t.failures_allowed == 1 { "" } else { "s" }
+            );
+        }
+        if let Some(d) = t.no_activity {
+            let _ = write!(out, ", no activity {}", crate::duration::go_duration(d));
+        }
+        out
+    }
 }
 
 impl Wait {
@@ -80,6 +117,10 @@ impl Wait {
                 format!("properties {}", pairs.join(","))
             }
             Wait::None => "not waited".to_owned(),
+            Wait::Tracked(t) if t.complete => format!("complete ({})", t.describe_tracking()),
+            Wait::Tracked(t) => {
+                format!("ready (kstatus, Jobs complete; {})", t.describe_tracking())
+            }
         }
     }
 
@@ -148,6 +189,14 @@ enum Stored {
     Exists,
     Properties(Vec<(String, String)>),
     None,
+    Tracked {
+        complete: bool,
+        fail_mode: FailMode,
+        failures_allowed: u64,
+        /// Milliseconds; absent when the kind has no no-activity timeout.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        no_activity_ms: Option<u64>,
+    },
 }
 
 impl From<Wait> for Stored {
@@ -170,6 +219,15 @@ impl From<Wait> for Stored {
                     .collect(),
             ),
             Wait::None => Stored::None,
+            Wait::Tracked(t) => Stored::Tracked {
+                complete: t.complete,
+                fail_mode: t.tracking.fail_mode,
+                failures_allowed: t.tracking.failures_allowed,
+                no_activity_ms: t
+                    .tracking
+                    .no_activity
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            },
         }
     }
 }
@@ -201,6 +259,19 @@ impl TryFrom<Stored> for Wait {
                 )),
             },
             Stored::None => Wait::None,
+            Stored::Tracked {
+                complete,
+                fail_mode,
+                failures_allowed,
+                no_activity_ms,
+            } => Wait::Tracked(Tracked {
+                complete,
+                tracking: Tracking {
+                    fail_mode,
+                    failures_allowed,
+                    no_activity: no_activity_ms.map(std::time::Duration::from_millis),
+                },
+            }),
         })
     }
 }
@@ -414,12 +485,33 @@ mod tests {
         assert_eq!(
             waits(&model, &plan),
             [
-                "Namespace/ns=ready (kstatus, Jobs complete)",
-                "Pod/app=ready (kstatus, Jobs complete)",
+                "Namespace/ns=ready (kstatus, Jobs complete; fail-mode FailWholeDeployProcessImmediately, 0 failures allowed, no activity 4m0s)",
+                "Pod/app=ready (kstatus, Jobs complete; fail-mode FailWholeDeployProcessImmediately, 0 failures allowed)",
                 "Pod/bg=not waited",
-                "Pod/migrate=complete",
-                "ConfigMap/uses=ready (kstatus, Jobs complete)",
+                "Pod/migrate=complete (fail-mode FailWholeDeployProcessImmediately, 0 failures allowed)",
+                "ConfigMap/uses=ready (kstatus, Jobs complete; fail-mode FailWholeDeployProcessImmediately, 0 failures allowed, no activity 4m0s)",
             ]
+        );
+        // The record keeps the tracking and reads it back; a record written before tracking
+        // was recorded (`status`) still reads.
+        let w = plan.waits.get(&1).expect("a wait").clone();
+        let json = serde_json::to_value(&w).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"wait": "tracked", "pairs": {"complete": false,
+                "fail_mode": "FailWholeDeployProcessImmediately", "failures_allowed": 0}})
+        );
+        assert_eq!(serde_json::from_value::<Wait>(json).expect("reads back"), w);
+        let ns = plan.waits.get(&0).expect("a wait").clone();
+        let json = serde_json::to_value(&ns).expect("serializes");
+        assert_eq!(json["pairs"]["no_activity_ms"], 240_000);
+        assert_eq!(
+            serde_json::from_value::<Wait>(json).expect("reads back"),
+            ns
+        );
+        assert_eq!(
+            serde_json::from_value::<Wait>(serde_json::json!({"wait": "status"})).expect("reads"),
+            Wait::Status
         );
         let external: Vec<String> = plan
             .external

@@ -116,15 +116,16 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
     placed.sort_by(|a, b| {
         (a.0, a.1.is_none(), a.1, &a.2, a.3).cmp(&(b.0, b.1.is_none(), b.1, &b.2, b.3))
     });
-    // CRDs and Namespaces go first, before the pre-install hooks: the plan's `crds`.
+    // Built only when some dependency matches nothing in its stage.
+    let everything: std::cell::OnceCell<Index> = std::cell::OnceCell::new();
+    // CRDs and Namespaces go first, before the pre-install hooks: the plan's `crds`; a
+    // Namespace with manual dependencies floats in that stage, a step after its targets.
     let first = placed
         .iter()
         .take_while(|p| p.0 == Stage::PrePreInstall)
         .count();
-    plan.crds = placed.drain(..first).map(|p| p.3).collect();
-    // Built only when some dependency matches nothing in its stage.
-    let everything: std::cell::OnceCell<Index> = std::cell::OnceCell::new();
-    let mut terminals: Vec<usize> = Vec::new();
+    let first_stage: Vec<Placed> = placed.drain(..first).collect();
+    let mut terminals = plan_first_stage(model, &mut plan, &mut issues, &first_stage, &everything);
     let mut i = 0;
     while i < placed.len() {
         let stage = placed[i].0;
@@ -155,6 +156,68 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
         .cloned()
         .collect();
     (plan, issues)
+}
+
+/// Plans werf's first stage (CRDs and Namespaces): what has a weight (0, whatever it carries)
+/// is the plan's `crds`, applied together before anything else; a Namespace with manual
+/// dependencies (nelm keeps them, and its weight goes) is a step of its own after the steps
+/// holding its targets, its `after` empty when they are all in `crds` (a step that waits for
+/// nothing runs once `crds` is applied). One whose dependencies match nothing in the stage
+/// waits for nothing there, as in nelm: it goes with `crds`. Returns the stage's terminal
+/// steps, which the pre-install stage waits for.
+fn plan_first_stage(
+    model: &Model,
+    plan: &mut Plan,
+    issues: &mut Vec<PlanIssue>,
+    stage_docs: &[Placed],
+    everything: &std::cell::OnceCell<Index>,
+) -> Vec<usize> {
+    let floating = stage_docs.iter().filter(|p| p.1.is_none()).count();
+    if floating == 0 {
+        plan.crds = stage_docs.iter().map(|p| p.3).collect();
+        return Vec::new();
+    }
+    debug_assert!(plan.steps.is_empty(), "the first stage is planned first");
+    let ends = plan_stage(model, plan, issues, (stage_docs, everything), &[]);
+    // The weight-0 step (there is at most one weight in this stage) becomes `crds`.
+    let chain = usize::from(stage_docs.first().is_some_and(|p| p.1.is_some()));
+    let mut crds: Vec<DocId> = if chain == 1 {
+        plan.steps.remove(0).resources
+    } else {
+        Vec::new()
+    };
+    // Floating Namespaces that wait for nothing in the stage start with the CRDs; the others
+    // keep their steps, renumbered, and wait for what is left of their targets' steps (none
+    // left: they wait for `crds`).
+    let old = std::mem::take(&mut plan.steps);
+    let mut index: Vec<Option<usize>> = vec![None; old.len() + chain];
+    for (i, step) in old.iter().enumerate() {
+        if step.after.is_empty() {
+            crds.extend(step.resources.iter().copied());
+        } else {
+            index[i + chain] = Some(plan.steps.len());
+            plan.steps.push(step.clone());
+        }
+    }
+    for step in &mut plan.steps {
+        step.after = step
+            .after
+            .iter()
+            .filter_map(|&a| index.get(a).copied().flatten())
+            .collect();
+    }
+    let ends: Vec<usize> = ends
+        .into_iter()
+        .filter_map(|e| index.get(e).copied().flatten())
+        .collect();
+    crds.sort_by_key(|&d| {
+        stage_docs
+            .iter()
+            .position(|p| p.3 == d)
+            .unwrap_or(usize::MAX)
+    });
+    plan.crds = crds;
+    ends
 }
 
 /// nelm's order of a stage's resources when it looks for a dependency's target: floating
@@ -672,7 +735,8 @@ fn reference_to_nothing(
 }
 
 /// How werf waits for a resource it applied: kubedog tracks it until ready (a Job until it
-/// completes), a hook until it has run; `NonBlocking` ones are not waited for.
+/// completes), a hook until it has run, with the object's fail mode, allowed failures and
+/// no-activity timeout; `NonBlocking` ones are not waited for.
 fn wait_of(r: &crate::model::Resource) -> Wait {
     let non_blocking = r
         .annotation(TRACK_TERMINATION_MODE)
@@ -685,9 +749,35 @@ fn wait_of(r: &crate::model::Resource) -> Wait {
         .any(|s| matches!(s, Stage::PreInstall | Stage::PostInstall));
     if non_blocking {
         Wait::None
-    } else if hook {
-        Wait::Complete
     } else {
-        Wait::Status
+        Wait::Tracked(crate::plan::wait::Tracked {
+            complete: hook,
+            tracking: r.werf.tracking.clone(),
+        })
     }
+}
+
+/// A resource whose tracking the chart writes: the document, its wait, the annotations (key,
+/// value, where the value is).
+pub type WrittenTracking<'p> = (
+    DocId,
+    &'p crate::plan::wait::Tracked,
+    &'p [(String, String, Loc)],
+);
+
+/// The resources whose tracking the chart writes (`werf.io/fail-mode`,
+/// `werf.io/failures-allowed-per-replica`, `werf.io/no-activity-timeout`), in document order,
+/// with their wait and the annotations as written: what the plan shows beside its steps.
+#[must_use]
+pub fn written_tracking<'p>(model: &'p Model, plan: &'p Plan) -> Vec<WrittenTracking<'p>> {
+    plan.waits
+        .iter()
+        .filter_map(|(&doc, wait)| {
+            let Wait::Tracked(tracked) = wait else {
+                return None;
+            };
+            let written = &model.resource(doc)?.werf.tracking_written;
+            (!written.is_empty()).then_some((doc, tracked, written.as_slice()))
+        })
+        .collect()
 }

@@ -9,7 +9,11 @@ declare_rule! {
     /// event, a `werf.io/deploy-dependency-<id>` value outside nelm's properties grammar
     /// (`state=present|ready` and at least one of `kind`, `name`, `namespace`, `group`,
     /// `version`, none empty, no other property), a `<id>.dependency.werf.io` or external
-    /// dependency that is not `apiVersion:kind[:namespace]:name` (or `type/name`), an Argo CD
+    /// dependency that is not `apiVersion:kind[:namespace]:name` (or `type/name`), a werf
+    /// tracking value nelm's `validateTrack` refuses (`werf.io/fail-mode` other than
+    /// `FailWholeDeployProcessImmediately`, `HopeUntilEndOfDeployProcess` or
+    /// `IgnoreAndContinueDeployProcess`; `werf.io/failures-allowed-per-replica` not an integer
+    /// of 0 or more; `werf.io/no-activity-timeout` not a Go duration of 0 or more), an Argo CD
     /// sync wave that is not an integer (Argo CD uses `helm.sh/hook-weight`, else wave 0, without
     /// a word), a KOTS phase that is not an integer (KOTS logs it and uses phase 0), a KOTS
     /// `wait-for-properties` pair KOTS refuses, and what the draft HIP's planner refuses.

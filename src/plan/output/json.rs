@@ -131,6 +131,25 @@ pub(super) fn write(
         });
         top.push(("external", Member::Items(Box::new(external))));
     }
+    // Added only when the chart writes werf's tracking annotations.
+    let tracking = crate::plan::werf::written_tracking(model, plan);
+    if !tracking.is_empty() {
+        let tracking = tracking.into_iter().map(|(doc, tracked, written)| {
+            let t = &tracked.tracking;
+            let annotations: serde_json::Map<String, Value> = written
+                .iter()
+                .map(|(key, value, _)| (key.clone(), json!(value)))
+                .collect();
+            Node::Value(json!({
+                "resource": resource_json(model, doc),
+                "fail_mode": t.fail_mode.name(),
+                "failures_allowed": t.failures_allowed,
+                "no_activity_timeout": t.no_activity.map(crate::duration::go_duration),
+                "annotations": annotations,
+            }))
+        });
+        top.push(("tracking", Member::Items(Box::new(tracking))));
+    }
     let hooks_as_resources = super::hooks_as_resources(model, plan);
     if plan.dialect.hooks_are_resources() {
         top.push((

@@ -189,6 +189,26 @@ fn write_release_wide(
             }
         }
     }
+    let tracking = crate::plan::werf::written_tracking(model, plan);
+    if !tracking.is_empty() {
+        writeln!(
+            out,
+            "Tracked as the chart says (werf's fail mode and failures):"
+        )?;
+        for (doc, tracked, written) in tracking {
+            let written: Vec<String> = written
+                .iter()
+                .map(|(key, value, _)| format!("{key}: {value}"))
+                .collect();
+            writeln!(
+                out,
+                "  {}: {}, from {}",
+                label(model, doc),
+                tracked.describe_tracking(),
+                one_line(&written.join(", "))
+            )?;
+        }
+    }
     if plan.dialect.hooks_are_resources() {
         write_list(
             out,

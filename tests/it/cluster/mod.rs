@@ -30,6 +30,8 @@ mod rollback;
 mod safety;
 mod storage;
 mod terminal;
+mod werf_namespaces;
+mod werf_tracking;
 
 use std::path::PathBuf;
 use std::process::Command;
