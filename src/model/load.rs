@@ -154,6 +154,7 @@ pub fn load(input: &Input) -> Result<Model> {
         &mut model,
         app_namespace.unwrap_or(super::kapp::DEFAULT_NAMESPACE),
     );
+    super::argo::settle(&mut model, app_namespace);
     Ok(model)
 }
 

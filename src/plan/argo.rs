@@ -115,7 +115,12 @@ fn sync_order(model: &Model) -> Plan {
             let r = object(model, t.doc)?;
             (r.id.kind == "Namespace" && r.id.group.is_empty()).then(|| r.id.name.clone())
         },
-        |model, t| object(model, t.doc)?.id.namespace.clone(),
+        |model, t| {
+            // The namespace Argo CD syncs it in, when `-n` gave the destination; else the
+            // written one.
+            let r = object(model, t.doc)?;
+            r.argo.namespace.clone().or_else(|| r.id.namespace.clone())
+        },
     );
     adjust_deps(
         model,
