@@ -474,4 +474,52 @@ mod tests {
         assert!(!a.is_hook);
         assert_eq!(a.phases, vec![Phase::Sync]);
     }
+
+    /// The namespace each object is synced in once `-n` gives the destination: the written
+    /// one for a namespaced kind (or one chartseq does not know), the destination for the
+    /// rest, a cluster-scoped kind of the chart's own CRDs included.
+    #[test]
+    fn settle_gives_the_destination_as_argo_cd_normalizes_targets() {
+        let stream = "---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: globals.example.com}
+spec: {group: example.com, scope: Cluster, names: {kind: Global, plural: globals}}
+---
+apiVersion: example.com/v1
+kind: Global
+metadata: {name: g, namespace: written}
+---
+apiVersion: example.com/v1
+kind: Local
+metadata: {name: l, namespace: written}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: r, namespace: written}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+";
+        let mut model = crate::model::load_stream(
+            "s",
+            stream.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let namespaces = |model: &crate::model::Model| -> Vec<Option<String>> {
+            (0..model.documents.len())
+                .filter_map(|d| model.resource(d))
+                .map(|r| r.argo.namespace.clone())
+                .collect()
+        };
+        settle(&mut model, None);
+        assert_eq!(namespaces(&model), [None, None, None, None, None]);
+        settle(&mut model, Some("dest"));
+        let dest = || Some("dest".to_owned());
+        assert_eq!(
+            namespaces(&model),
+            [dest(), dest(), Some("written".to_owned()), dest(), dest()]
+        );
+    }
 }
