@@ -232,3 +232,49 @@ status: {phase: Failed, message: child 'main' failed}
     );
     assert!(!ns.audit().written("ConfigMap", "after"), "{err}");
 }
+
+/// A hook is judged by the same checks: a `PreSync` Pod that restarts always is done once it
+/// is Ready (Argo CD's Pod check says Healthy), where a hook run to completion would wait for
+/// it to succeed, which it never does.
+#[test]
+fn argo_counts_a_running_ready_hook_pod_done() {
+    let Some(ns) = Ns::new("argo-hook-pod") else {
+        return;
+    };
+    let pod = "apiVersion: v1
+kind: Pod
+metadata:
+  name: warmup
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    pod-ready.stage.kwok.x-k8s.io/delay: 1s
+spec:
+  restartPolicy: Always
+  containers: [{name: c, image: warmup:1}]
+"
+    .to_owned();
+    let text = stream(&[
+        ("warmup.yaml", pod),
+        ("config.yaml", config_map("config", "")),
+        ("after.yaml", after_wave()),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "60s",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let live = ns.get("Pod", "warmup").expect("the hook Pod");
+    assert_eq!(live["status"]["phase"], "Running", "{live:#}");
+    let audit = ns.audit();
+    assert!(
+        audit.created("ConfigMap", "config").received > audit.created("Pod", "warmup").received,
+        "{audit}"
+    );
+}
