@@ -11,7 +11,8 @@ use serde_json::Value;
 use super::wait::{Judge, Target, Verdict};
 use crate::plan::Wait;
 use crate::readiness::{
-    Condition, Exists, ExprResult, Judgement, Kstatus, KstatusOptions, Readiness, Status,
+    ArgoHealth, Condition, Exists, ExprResult, Judgement, Kstatus, KstatusOptions, Readiness,
+    Status,
 };
 
 /// Judges with the shared readiness engine.
@@ -44,6 +45,8 @@ pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readines
         Wait::Exists => Readiness::Exists(Exists),
         Wait::Properties(pairs) => Readiness::Properties(pairs.clone()),
         Wait::None => return Ok(None),
+        Wait::ArgoHealth => Readiness::ArgoHealth(ArgoHealth { hook: false }),
+        Wait::ArgoHook => Readiness::ArgoHealth(ArgoHealth { hook: true }),
     }))
 }
 

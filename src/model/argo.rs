@@ -148,6 +148,9 @@ pub struct Argo {
     /// `helm.sh/hook-delete-policy` mapped; [`DeletePolicy::BeforeHookCreation`] when neither
     /// names a known policy.
     pub delete_policies: Vec<DeletePolicy>,
+    /// The namespace Argo CD syncs the object in, once its destination namespace is known
+    /// (`-n`, [`settle`]); `None` without one (the written namespace stands).
+    pub namespace: Option<String>,
 }
 
 /// The `argocd.argoproj.io/hook` annotation.
@@ -208,6 +211,7 @@ impl Argo {
             skipped,
             phases,
             delete_policies,
+            namespace: None,
         }
     }
 
@@ -217,6 +221,46 @@ impl Argo {
             .iter()
             .copied()
             .filter(|p| *p != Phase::SyncFail)
+    }
+}
+
+/// Gives every object the namespace Argo CD syncs it in, when the Application's destination
+/// namespace is known (`-n`, which Argo CD renders with as `--namespace`): Argo CD clears the
+/// namespace of a cluster-scoped kind and gives a namespaced one (or one it does not know)
+/// written without one the destination (`NormalizeTargetObjects`); then every object still
+/// without one gets the destination too (`getSyncTasks`), which is the namespace its sync
+/// task is ordered by. Cluster scope is read from the built-in kinds and the chart's own CRDs
+/// (a kind neither names is namespaced, as Argo CD counts a kind discovery does not know).
+/// Without a destination nothing changes: only written namespaces order anything.
+pub fn settle(model: &mut super::Model, destination: Option<&str>) {
+    let Some(destination) = destination else {
+        return;
+    };
+    let cluster_scoped_crds: std::collections::BTreeSet<(String, String)> = model
+        .documents
+        .iter()
+        .filter_map(|d| match &d.content {
+            super::Content::Resource(r) => r.kapp.crd.as_ref(),
+            _ => None,
+        })
+        .filter(|crd| crd.cluster_scoped)
+        .map(|crd| (crd.group.clone(), crd.kind.clone()))
+        .collect();
+    for doc in &mut model.documents {
+        let (super::Content::Resource(r)
+        | super::Content::NotAnObject {
+            generated: Some(r), ..
+        }) = &mut doc.content
+        else {
+            continue;
+        };
+        let (group, kind) = (r.id.group.as_str(), r.id.kind.as_str());
+        let cluster_scoped = super::kapp::CLUSTER_SCOPED.contains(&(group, kind))
+            || cluster_scoped_crds.contains(&(group.to_owned(), kind.to_owned()));
+        r.argo.namespace = Some(match &r.id.namespace {
+            Some(ns) if !cluster_scoped && !ns.is_empty() => ns.clone(),
+            _ => destination.to_owned(),
+        });
     }
 }
 
@@ -429,5 +473,53 @@ mod tests {
         let a = Argo::read(&[ann(HOOK, "crd-install", 1)]);
         assert!(!a.is_hook);
         assert_eq!(a.phases, vec![Phase::Sync]);
+    }
+
+    /// The namespace each object is synced in once `-n` gives the destination: the written
+    /// one for a namespaced kind (or one chartseq does not know), the destination for the
+    /// rest, a cluster-scoped kind of the chart's own CRDs included.
+    #[test]
+    fn settle_gives_the_destination_as_argo_cd_normalizes_targets() {
+        let stream = "---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: globals.example.com}
+spec: {group: example.com, scope: Cluster, names: {kind: Global, plural: globals}}
+---
+apiVersion: example.com/v1
+kind: Global
+metadata: {name: g, namespace: written}
+---
+apiVersion: example.com/v1
+kind: Local
+metadata: {name: l, namespace: written}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: r, namespace: written}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+";
+        let mut model = crate::model::load_stream(
+            "s",
+            stream.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let namespaces = |model: &crate::model::Model| -> Vec<Option<String>> {
+            (0..model.documents.len())
+                .filter_map(|d| model.resource(d))
+                .map(|r| r.argo.namespace.clone())
+                .collect()
+        };
+        settle(&mut model, None);
+        assert_eq!(namespaces(&model), [None, None, None, None, None]);
+        settle(&mut model, Some("dest"));
+        let dest = || Some("dest".to_owned());
+        assert_eq!(
+            namespaces(&model),
+            [dest(), dest(), Some("written".to_owned()), dest(), dest()]
+        );
     }
 }

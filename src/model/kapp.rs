@@ -199,7 +199,7 @@ pub fn settle(model: &mut Model, app_namespace: &str) {
 }
 
 /// Built-in kinds that are not namespaced, by API group and kind.
-const CLUSTER_SCOPED: &[(&str, &str)] = &[
+pub(crate) const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("", "Namespace"),
     ("", "Node"),
     ("", "PersistentVolume"),

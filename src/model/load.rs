@@ -94,10 +94,12 @@ pub fn load_stream(name: &str, bytes: Vec<u8>, limits: Limits) -> Model {
 }
 
 /// What the systems read across the whole release, once each object is read on its own: kapp's
-/// namespaces and scopes (they depend on the release's CRDs and on the namespace the release is
-/// deployed in, `namespace`, when one is given).
+/// namespaces and scopes, and the namespace Argo CD syncs each object in (they depend on the
+/// release's CRDs and on the namespace the release is deployed in, `namespace`, when one is
+/// given).
 fn read_release_wide(model: &mut Model, namespace: Option<&str>) {
     super::kapp::settle(model, namespace.unwrap_or(super::kapp::DEFAULT_NAMESPACE));
+    super::argo::settle(model, namespace);
 }
 
 /// A document in the stream is never dropped: a chart level (or one above it) that the known

@@ -12,8 +12,11 @@
 //!
 //! Waits (§2.4), for `apply`: a hook runs to completion; any other resource must be healthy
 //! before the next wave starts — except in the last wave when it holds no hook (Argo reports
-//! the sync done once it is applied) and in a sync of a single wave. Argo's health checks are
-//! stood in for by kstatus with Jobs counted once complete.
+//! the sync done once it is applied) and in a sync of a single wave. Healthy is judged by
+//! Argo CD's built-in health check of the kind ([`crate::readiness::argo`]); a kind with no
+//! check (most custom resources, a `ConfigMap`, a `Namespace`) is done once applied, as Argo counts
+//! it; a kind argo-cd checks with a built-in Lua script has kstatus standing in (chartseq runs
+//! no Lua); a CRD is waited established (Argo's `ensureCRDReady`).
 
 use crate::model::argo::Phase;
 use crate::model::{Content, DocId, Model};
@@ -112,7 +115,12 @@ fn sync_order(model: &Model) -> Plan {
             let r = object(model, t.doc)?;
             (r.id.kind == "Namespace" && r.id.group.is_empty()).then(|| r.id.name.clone())
         },
-        |model, t| object(model, t.doc)?.id.namespace.clone(),
+        |model, t| {
+            // The namespace Argo CD syncs it in, when `-n` gave the destination; else the
+            // written one.
+            let r = object(model, t.doc)?;
+            r.argo.namespace.clone().or_else(|| r.id.namespace.clone())
+        },
     );
     adjust_deps(
         model,
@@ -175,17 +183,43 @@ fn set_waits(model: &Model, plan: &mut Plan) {
         let final_without_hooks = Some(i) == last && !step.resources.iter().any(|&d| is_hook(d));
         for &d in &step.resources {
             let wait = if is_hook(d) {
-                Wait::Complete
+                health_wait(model, d, true)
             } else if !multi_step || final_without_hooks {
                 Wait::None
             } else {
-                Wait::Status
+                health_wait(model, d, false)
             };
             plan.waits.insert(d, wait);
         }
     }
     for &d in &plan.crds {
-        plan.waits.insert(d, Wait::Status);
+        plan.waits.insert(d, health_wait(model, d, false));
+    }
+}
+
+/// How Argo CD judges one object done, by its group and kind: its built-in Lua check (kstatus
+/// standing in), else its Go check, else none (done once applied). A CRD is waited
+/// established, as Argo does before it applies anything else (`ensureCRDReady`).
+fn health_wait(model: &Model, doc: DocId, hook: bool) -> Wait {
+    use crate::readiness::argo::{has_builtin_check, has_lua_check};
+    let Some(r) = object(model, doc) else {
+        return Wait::None;
+    };
+    let (group, kind) = (r.id.group.as_str(), r.id.kind.as_str());
+    if r.facts.crd.is_some()
+        || (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
+    {
+        Wait::Status
+    } else if has_lua_check(group, kind) {
+        if hook { Wait::Complete } else { Wait::Status }
+    } else if has_builtin_check(group, kind) {
+        if hook {
+            Wait::ArgoHook
+        } else {
+            Wait::ArgoHealth
+        }
+    } else {
+        Wait::None
     }
 }
 

@@ -13,8 +13,11 @@
 //!   werf's fail mode, allowed failures and no-activity timeout);
 //!   `werf.io/track-termination-mode: NonBlocking` is [`Wait::None`]; external dependencies
 //!   must exist before the resource is applied ([`External`]).
-//! - Argo CD (§2.4): hooks run to completion; other resources healthy before the next wave,
-//!   except in the last wave when it holds no hook, or when the sync has a single wave.
+//! - Argo CD (§2.4): by Argo CD's built-in health check of the kind ([`Wait::ArgoHealth`],
+//!   hooks [`Wait::ArgoHook`]), before the next wave, except in the last wave when it holds no
+//!   hook, or when the sync has a single wave; a kind with no check is done once applied
+//!   ([`Wait::None`]); a kind argo-cd checks with Lua has kstatus standing in
+//!   ([`Wait::Status`], hooks [`Wait::Complete`]).
 //! - KOTS (§4.2): nothing unless annotated: `kots.io/wait-for-ready: "true"` is
 //!   [`Wait::kots_ready`] ([`Wait::Status`] for the kinds KOTS has a status informer for,
 //!   [`Wait::Exists`] for every other kind); `kots.io/wait-for-properties` is
@@ -66,6 +69,12 @@ pub enum Wait {
     Properties(AllPropertiesEqual),
     /// Applied, never waited for.
     None,
+    /// Argo CD's built-in health check of the object's kind, as a sync waits on a resource
+    /// of a wave: Healthy is done, Degraded fails, anything else keeps waiting.
+    ArgoHealth,
+    /// Argo CD's built-in health check, as a sync waits on a hook: Healthy is done, Degraded
+    /// or Unknown fails it, Progressing or Suspended keeps waiting.
+    ArgoHook,
     /// werf: [`Wait::Status`] (or [`Wait::Complete`] for a hook) as kubedog tracks it for nelm:
     /// a failure counts only once the allowed failures are exceeded, and a generic kind that
     /// shows no activity for its no-activity timeout counts a failure.
@@ -117,6 +126,8 @@ impl Wait {
                 format!("properties {}", pairs.join(","))
             }
             Wait::None => "not waited".to_owned(),
+            Wait::ArgoHealth => "healthy (Argo CD health check)".to_owned(),
+            Wait::ArgoHook => "complete (Argo CD health check of a hook)".to_owned(),
             Wait::Tracked(t) if t.complete => format!("complete ({})", t.describe_tracking()),
             Wait::Tracked(t) => {
                 format!("ready (kstatus, Jobs complete; {})", t.describe_tracking())
@@ -189,6 +200,8 @@ enum Stored {
     Exists,
     Properties(Vec<(String, String)>),
     None,
+    ArgoHealth,
+    ArgoHook,
     Tracked {
         complete: bool,
         fail_mode: FailMode,
@@ -219,6 +232,8 @@ impl From<Wait> for Stored {
                     .collect(),
             ),
             Wait::None => Stored::None,
+            Wait::ArgoHealth => Stored::ArgoHealth,
+            Wait::ArgoHook => Stored::ArgoHook,
             Wait::Tracked(t) => Stored::Tracked {
                 complete: t.complete,
                 fail_mode: t.tracking.fail_mode,
@@ -259,6 +274,8 @@ impl TryFrom<Stored> for Wait {
                 )),
             },
             Stored::None => Wait::None,
+            Stored::ArgoHealth => Wait::ArgoHealth,
+            Stored::ArgoHook => Wait::ArgoHook,
             Stored::Tracked {
                 complete,
                 fail_mode,
@@ -527,21 +544,17 @@ mod tests {
     fn argo_waits_between_waves_but_not_after_the_last_one_without_hooks() {
         let stream = [
             doc("Pod", "pre", "\n    argocd.argoproj.io/hook: PreSync"),
-            doc("ConfigMap", "w0", ""),
-            doc(
-                "ConfigMap",
-                "w1",
-                "\n    argocd.argoproj.io/sync-wave: \"1\"",
-            ),
+            doc("Service", "w0", ""),
+            doc("Service", "w1", "\n    argocd.argoproj.io/sync-wave: \"1\""),
         ]
         .concat();
         let (model, plan) = planned(&stream, Dialect::Argo);
         assert_eq!(
             waits(&model, &plan),
             [
-                "Pod/pre=complete",
-                "ConfigMap/w0=ready (kstatus, Jobs complete)",
-                "ConfigMap/w1=not waited",
+                "Pod/pre=complete (Argo CD health check of a hook)",
+                "Service/w0=healthy (Argo CD health check)",
+                "Service/w1=not waited",
             ]
         );
         // A hook in the last wave keeps it waited.
@@ -553,13 +566,96 @@ mod tests {
         assert_eq!(
             waits(&model, &plan)[2..],
             [
-                "ConfigMap/w1=ready (kstatus, Jobs complete)".to_owned(),
-                "Pod/post=complete".to_owned()
+                "Service/w1=healthy (Argo CD health check)".to_owned(),
+                "Pod/post=complete (Argo CD health check of a hook)".to_owned()
             ]
         );
         // A sync of one wave waits for nothing but its hooks.
-        let (model, plan) = planned(&doc("ConfigMap", "only", ""), Dialect::Argo);
-        assert_eq!(waits(&model, &plan), ["ConfigMap/only=not waited"]);
+        let (model, plan) = planned(&doc("Service", "only", ""), Dialect::Argo);
+        assert_eq!(waits(&model, &plan), ["Service/only=not waited"]);
+    }
+
+    /// Argo CD waits by the health check of each kind: none for a kind without one (a
+    /// `ConfigMap`, most custom resources, even as a hook), kstatus standing in for a kind
+    /// argo-cd checks in Lua, its Go check for the rest.
+    #[test]
+    fn argo_waits_by_the_health_check_of_each_kind() {
+        let typed = |api: &str, kind: &str, name: &str, annotations: &str| {
+            format!(
+                "---\napiVersion: {api}\nkind: {kind}\nmetadata:\n  name: {name}\n  annotations:\n    x: \"y\"{annotations}\n"
+            )
+        };
+        let stream = [
+            typed("v1", "ConfigMap", "cm", ""),
+            typed("example.com/v1", "Widget", "plain", ""),
+            typed("cert-manager.io/v1", "Certificate", "lua", ""),
+            typed("s3.aws.upbound.io/v1beta1", "Bucket", "wildcard", ""),
+            typed("batch/v1", "CronJob", "cron", ""),
+            typed("apps/v1", "Deployment", "web", ""),
+            typed("batch/v1", "Job", "job", ""),
+            typed(
+                "example.com/v1",
+                "Widget",
+                "hook",
+                "\n    argocd.argoproj.io/hook: Sync",
+            ),
+            typed(
+                "argoproj.io/v1alpha1",
+                "Rollout",
+                "lua-hook",
+                "\n    argocd.argoproj.io/hook: Sync",
+            ),
+            typed(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                "crd",
+                "",
+            ),
+            typed(
+                "v1",
+                "ConfigMap",
+                "next",
+                "\n    argocd.argoproj.io/sync-wave: \"1\"\n    argocd.argoproj.io/hook: PostSync",
+            ),
+        ]
+        .concat();
+        let (model, plan) = planned(&stream, Dialect::Argo);
+        assert_eq!(
+            waits(&model, &plan),
+            [
+                "ConfigMap/cm=not waited",
+                "Widget/plain=not waited",
+                "Certificate/lua=ready (kstatus, Jobs complete)",
+                "Bucket/wildcard=ready (kstatus, Jobs complete)",
+                "CronJob/cron=ready (kstatus, Jobs complete)",
+                "Deployment/web=healthy (Argo CD health check)",
+                "Job/job=healthy (Argo CD health check)",
+                "Widget/hook=not waited",
+                "Rollout/lua-hook=complete",
+                "CustomResourceDefinition/crd=ready (kstatus, Jobs complete)",
+                "ConfigMap/next=not waited",
+            ]
+        );
+    }
+
+    #[test]
+    fn argo_waits_are_stored_tagged_and_older_records_still_read() {
+        for (wait, tag) in [
+            (Wait::ArgoHealth, "argo-health"),
+            (Wait::ArgoHook, "argo-hook"),
+        ] {
+            let json = serde_json::to_value(&wait).expect("serializes");
+            assert_eq!(json, serde_json::json!({ "wait": tag }));
+            assert_eq!(
+                serde_json::from_value::<Wait>(json).expect("reads back"),
+                wait
+            );
+        }
+        // A record an earlier chartseq wrote for an Argo release (kstatus standing in).
+        for (tag, wait) in [("status", Wait::Status), ("complete", Wait::Complete)] {
+            let stored = serde_json::json!({ "wait": tag });
+            assert_eq!(serde_json::from_value::<Wait>(stored).expect("reads"), wait);
+        }
     }
 
     #[test]

@@ -8,9 +8,12 @@
 //! `serde_json::Value`; [`Readiness`] picks one per object the way Helm does: custom
 //! expressions when both annotations are present and non-empty, kstatus otherwise; a hook
 //! always gets kstatus (its readiness annotations are ignored). A deployer following another
-//! tool's waits builds [`Readiness::Exists`] or [`Readiness::Properties`] instead. No I/O
+//! tool's waits builds [`Readiness::Exists`], [`Readiness::Properties`] or (Argo CD's built-in
+//! health checks, [`argo`]) [`Readiness::ArgoHealth`] instead. No I/O
 //! happens here, not even the clock: callers pass the instant to judge at.
 
+pub mod argo;
+mod argo_lua;
 pub mod clock;
 pub mod conditions;
 pub mod expr;
@@ -24,6 +27,7 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
+pub use argo::ArgoHealth;
 pub use conditions::{AllPropertiesEqual, Exists, PropertyPair};
 use expr::Expression;
 pub use kstatus::KstatusOptions;
@@ -62,6 +66,8 @@ pub enum Engine {
     Exists,
     /// Every `path=value` pair holds ([`AllPropertiesEqual`]).
     Properties,
+    /// Argo CD's built-in health checks ([`ArgoHealth`]).
+    ArgoHealth,
 }
 
 impl Engine {
@@ -72,6 +78,7 @@ impl Engine {
             Engine::Kstatus => "kstatus",
             Engine::Exists => "exists",
             Engine::Properties => "all-properties-equal",
+            Engine::ArgoHealth => "argo-health",
         }
     }
 }
@@ -292,6 +299,8 @@ pub enum Readiness {
     Exists(Exists),
     /// Ready once every `path=value` pair holds.
     Properties(AllPropertiesEqual),
+    /// Ready once Argo CD's built-in health check says so.
+    ArgoHealth(ArgoHealth),
 }
 
 impl Condition for Readiness {
@@ -301,6 +310,7 @@ impl Condition for Readiness {
             Readiness::Kstatus(k) => k.judge(object, now),
             Readiness::Exists(e) => e.judge(object, now),
             Readiness::Properties(p) => p.judge(object, now),
+            Readiness::ArgoHealth(a) => a.judge(object, now),
         }
     }
 
@@ -310,6 +320,7 @@ impl Condition for Readiness {
             Readiness::Kstatus(k) => k.status(object, now),
             Readiness::Exists(e) => e.status(object, now),
             Readiness::Properties(p) => p.status(object, now),
+            Readiness::ArgoHealth(a) => a.status(object, now),
         }
     }
 }

@@ -174,6 +174,66 @@ fn argo_order_follows_gitops_engine() {
     assert_eq!(skipped, ["backup", "notify", "test"]);
 }
 
+/// `-n` is Argo CD's destination namespace: objects written without a namespace, and
+/// cluster-scoped ones (whose namespace Argo CD clears), are synced in it, so the Namespace of
+/// that name moves in front of the first of them — in the text plan, the JSON plan and the
+/// template alike. Without `-n` the plan is what it was: only written namespaces count.
+#[test]
+fn argo_takes_n_as_the_destination_namespace() {
+    let step_names = |json: &str| -> Vec<(String, Vec<String>)> {
+        steps_of(json)
+            .into_iter()
+            .map(|(group, names, _)| (group, names))
+            .collect()
+    };
+    let owned = |steps: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+        steps
+            .iter()
+            .map(|(g, r)| ((*g).to_owned(), r.iter().map(|s| (*s).to_owned()).collect()))
+            .collect()
+    };
+    let without = argo("destination", &["plan", "--format", "json"]);
+    assert_eq!(
+        step_names(&without),
+        owned(&[
+            ("Sync:wave=-1", &["ConfigMap/config"]),
+            ("Sync:wave=1", &["ClusterRole/reader"]),
+            ("Sync:wave=2", &["ConfigMap/app"]),
+            ("Sync:wave=3", &["Namespace/shop"]),
+        ])
+    );
+    // The ClusterRole written in `elsewhere` is synced in `shop`: the Namespace joins its
+    // wave, in front of it; the ConfigMap written in `elsewhere` stays there.
+    let with = argo("destination", &["plan", "--format", "json", "-n", "shop"]);
+    assert_eq!(
+        step_names(&with),
+        owned(&[
+            ("Sync:wave=-1", &["ConfigMap/config"]),
+            ("Sync:wave=1", &["Namespace/shop", "ClusterRole/reader"]),
+            ("Sync:wave=2", &["ConfigMap/app"]),
+        ])
+    );
+    let text = argo("destination", &["plan", "-n", "shop"]);
+    assert!(
+        text.contains("  2. Sync:wave=1: Namespace/shop, ClusterRole/reader\n  3. Sync:wave=2: ConfigMap/app\n"),
+        "{text}"
+    );
+    assert!(!text.contains("wave=3"), "{text}");
+    let text = argo("destination", &["plan"]);
+    assert!(
+        text.contains("  4. Sync:wave=3: Namespace/shop\n"),
+        "{text}"
+    );
+    let template = argo("destination", &["template", "--markers", "-n", "shop"]);
+    let namespace = template.find("name: shop").expect("printed");
+    let reader = template.find("name: reader").expect("printed");
+    assert!(namespace < reader, "{template}");
+    let template = argo("destination", &["template", "--markers"]);
+    let namespace = template.find("name: shop").expect("printed");
+    let app = template.find("name: app").expect("printed");
+    assert!(app < namespace, "{template}");
+}
+
 #[test]
 fn argo_never_applies_hooks_without_a_sync_phase() {
     let text = argo("helm-hooks", &["plan"]);

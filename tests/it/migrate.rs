@@ -894,3 +894,40 @@ fn kapp_delete_rules_are_kept_where_the_reverse_install_order_keeps_them() {
         "{report}"
     );
 }
+
+/// `-n` is Argo CD's destination namespace for `migrate --from argo` too: the Namespace of
+/// that name joins the wave of the first object Argo CD syncs in it (here a `ClusterRole`, whose
+/// written namespace Argo CD clears), and the migrated chart keeps that order; without `-n`
+/// it keeps its own wave. The chart is the templates of `fixtures/dialects/argo/destination.yaml`.
+#[test]
+fn argo_destination_namespace_is_migrated_with_n() {
+    let Some(helm) = tool("helm") else { return };
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let chart = tmp.path().join("shop");
+    std::fs::create_dir_all(chart.join("templates")).expect("create");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+    )
+    .expect("write Chart.yaml");
+    let stream = std::fs::read_to_string(fixture("dialects/argo/destination.yaml"))
+        .expect("the fixture reads");
+    for doc in stream.split("---\n").skip(1) {
+        let (source, body) = doc.split_once('\n').expect("a Source line");
+        let file = source
+            .strip_prefix("# Source: shop/")
+            .expect("a template of shop");
+        std::fs::write(chart.join(file), body).expect("write a template");
+    }
+    let groups = |args: &[&str]| {
+        let mut all = vec!["shop", "--from", "argo"];
+        all.extend_from_slice(args);
+        let (code, out, err) = migrate(&helm, tmp.path(), &all);
+        assert_eq!(code, 0, "{out}\n{err}");
+        err.lines()
+            .find_map(|l| l.trim().strip_prefix("shop: ").map(str::to_owned))
+            .unwrap_or_else(|| panic!("no groups line:\n{err}"))
+    };
+    assert_eq!(groups(&[]), "wave-n1 -> wave-1 -> wave-2 -> wave-3");
+    assert_eq!(groups(&["-n", "shop"]), "wave-n1 -> wave-1 -> wave-2");
+}

@@ -8,6 +8,7 @@
 //! run side by side and read only their own audit events.
 
 mod again;
+mod argo_health;
 mod audit;
 mod corpus;
 mod deploy;

@@ -1,0 +1,280 @@
+//! `apply --dialect argo` waits by Argo CD's built-in health checks on the real control plane:
+//! a `LoadBalancer` Service holds its wave until it has an ingress (the test writes it, as a
+//! cloud controller would), a custom resource whose kind has no health check is not waited
+//! for (HIP-0025's kstatus waits for the same object), and a Degraded resource fails the
+//! deploy before the next wave is written.
+
+use std::time::Duration;
+
+use super::dialects::{config_map, stream};
+use super::{Audit, Ns, ok};
+
+/// Deletes a test's CRD (cluster-wide) when the test ends.
+struct Crd<'a>(&'a Ns, String);
+
+impl Drop for Crd<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kubectl(&["delete", "crd", &self.1, "--wait=false"]);
+    }
+}
+
+/// A CRD from `crds/` without a status subresource: the status written in a manifest is kept.
+fn crd(group: &str, kind: &str, plural: &str) -> String {
+    format!(
+        "---
+# Source: shop/crds/{plural}.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{kind: {kind}, plural: {plural}, singular: {singular}, listKind: {kind}List}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+",
+        singular = kind.to_lowercase()
+    )
+}
+
+fn after_wave() -> String {
+    config_map("after", "\n    argocd.argoproj.io/sync-wave: \"1\"")
+}
+
+/// The successful status writes of `resource/name` by the tests, as their arrival times.
+fn status_writes(audit: &Audit, resource: &str, name: &str) -> Vec<String> {
+    audit
+        .events
+        .iter()
+        .filter(|e| e.resource == resource && e.name == name && e.subresource == "status")
+        .filter(|e| e.verb == "patch" && (200..300).contains(&e.code))
+        .map(|e| e.received.clone())
+        .collect()
+}
+
+/// Argo CD's Service check: a `LoadBalancer` Service is Progressing until its status has a
+/// load balancer ingress; the next wave is written only after the test wrote one.
+#[test]
+fn argo_waits_for_a_load_balancer_service_until_it_has_an_ingress() {
+    let Some(ns) = Ns::new("argo-lb") else {
+        return;
+    };
+    let service = "apiVersion: v1
+kind: Service
+metadata:
+  name: lb
+spec:
+  type: LoadBalancer
+  selector: {app: lb}
+  ports: [{port: 80}]
+"
+    .to_owned();
+    let text = stream(&[("lb.yaml", service), ("after.yaml", after_wave())]);
+    let path = ns.file("stream.yaml", &text);
+    // Plays the cloud's load balancer controller, a second after the Service exists.
+    let kubectl = ns.kubectl.clone();
+    let kubeconfig = ns.cluster.kubeconfig.clone();
+    let namespace = ns.name.clone();
+    let cloud = std::thread::spawn(move || {
+        let run = |args: &[&str]| {
+            std::process::Command::new(&kubectl)
+                .args(args)
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .args(["-n", &namespace])
+                .env_remove("KUBECONFIG")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        for _ in 0..1200 {
+            if run(&["get", "service", "lb"]) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_secs(1));
+        let assignment = r#"{"status":{"loadBalancer":{"ingress":[{"ip":"127.0.0.9"}]}}}"#;
+        assert!(
+            run(&[
+                "patch",
+                "service",
+                "lb",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                assignment
+            ]),
+            "the load balancer status is written"
+        );
+    });
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    cloud.join().expect("the status writer ends");
+    assert!(out.contains("status deployed"), "{out}");
+    let audit = ns.audit();
+    let assigned = status_writes(&audit, "services", "lb");
+    assert_eq!(assigned.len(), 1, "{audit}");
+    let written = &audit.created("ConfigMap", "after").received;
+    assert!(
+        *written > assigned[0],
+        "the next wave went out at {written}, before the Service had an ingress at {}:\n{audit}",
+        assigned[0]
+    );
+}
+
+/// A custom resource of a kind Argo CD has no health check for counts as healthy once it is
+/// applied: its wave does not wait for it, though its status says it is not ready (which
+/// HIP-0025's kstatus waits for).
+#[test]
+fn argo_does_not_wait_for_a_custom_resource_without_a_health_check() {
+    let Some(ns) = Ns::new("argo-no-health") else {
+        return;
+    };
+    let group = format!("{}.example.com", ns.name);
+    let _crd = Crd(&ns, format!("gadgets.{group}"));
+    let gadget = format!(
+        "apiVersion: {group}/v1
+kind: Gadget
+metadata:
+  name: g
+spec: {{size: 1}}
+status:
+  conditions: [{{type: Ready, status: \"False\", reason: Provisioning, message: never}}]
+"
+    );
+    let text = format!(
+        "{}{}",
+        crd(&group, "Gadget", "gadgets"),
+        stream(&[("gadget.yaml", gadget), ("after.yaml", after_wave())])
+    );
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "60s",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(ns.get("ConfigMap", "after").is_some());
+    let gadget = ns
+        .get(&format!("gadgets.{group}"), "g")
+        .expect("the Gadget");
+    assert_eq!(gadget["status"]["conditions"][0]["status"], "False");
+    // HIP-0025 waits for the same Gadget by kstatus, and times out.
+    let (code, _, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--release",
+        "hip",
+        "--take-ownership",
+        "--readiness-timeout",
+        "2s",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("timed out") && err.contains("Gadget/g"),
+        "{err}"
+    );
+}
+
+/// A Degraded resource fails the sync (Argo CD's Workflow check: phase `Failed`): the deploy
+/// fails naming it and Argo's health message, and the next wave is never written.
+#[test]
+fn argo_fails_the_deploy_on_a_degraded_resource() {
+    let Some(ns) = Ns::new("argo-degraded") else {
+        return;
+    };
+    let _crd = Crd(&ns, "workflows.argoproj.io".to_owned());
+    let workflow = "apiVersion: argoproj.io/v1
+kind: Workflow
+metadata:
+  name: wf
+spec: {entrypoint: main}
+status: {phase: Failed, message: child 'main' failed}
+"
+    .to_owned();
+    let text = format!(
+        "{}{}",
+        crd("argoproj.io", "Workflow", "workflows"),
+        stream(&[("wf.yaml", workflow), ("after.yaml", after_wave())])
+    );
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "60s",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Workflow/wf") && err.contains("Argo CD health Degraded: child 'main' failed"),
+        "{err}"
+    );
+    assert!(!ns.audit().written("ConfigMap", "after"), "{err}");
+}
+
+/// A hook is judged by the same checks: a `PreSync` Pod that restarts always is done once it
+/// is Ready (Argo CD's Pod check says Healthy), where a hook run to completion would wait for
+/// it to succeed, which it never does.
+#[test]
+fn argo_counts_a_running_ready_hook_pod_done() {
+    let Some(ns) = Ns::new("argo-hook-pod") else {
+        return;
+    };
+    let pod = "apiVersion: v1
+kind: Pod
+metadata:
+  name: warmup
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    pod-ready.stage.kwok.x-k8s.io/delay: 1s
+spec:
+  restartPolicy: Always
+  containers: [{name: c, image: warmup:1}]
+"
+    .to_owned();
+    let text = stream(&[
+        ("warmup.yaml", pod),
+        ("config.yaml", config_map("config", "")),
+        ("after.yaml", after_wave()),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--readiness-timeout",
+        "60s",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let live = ns.get("Pod", "warmup").expect("the hook Pod");
+    assert_eq!(live["status"]["phase"], "Running", "{live:#}");
+    let audit = ns.audit();
+    assert!(
+        audit.created("ConfigMap", "config").received > audit.created("Pod", "warmup").received,
+        "{audit}"
+    );
+}
