@@ -39,6 +39,7 @@ pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readines
         Wait::Status => kstatus(true),
         Wait::Exists => Readiness::Exists(Exists),
         Wait::Properties(pairs) => Readiness::Properties(pairs.clone()),
+        Wait::KappConditions(k) => Readiness::KappConditions(k.clone()),
         Wait::None => return Ok(None),
     }))
 }

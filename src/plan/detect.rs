@@ -79,6 +79,17 @@ pub fn detect(model: &Model) -> Vec<Detection> {
                 note(dialect, &a.key, a.key_loc);
             }
         }
+        // kapp configuration carried by the chart orders too (its bindings).
+        if r.api_version == kapp::CONFIG_API_VERSION {
+            note(Dialect::Kapp, kapp::CONFIG_API_VERSION, r.kind_loc);
+        }
+        if let Some(l) = r
+            .labels
+            .iter()
+            .find(|l| l.key == kapp::config::CONFIG_LABEL)
+        {
+            note(Dialect::Kapp, &l.key, l.key_loc);
+        }
     }
     for chart in &model.charts {
         let Some(info) = &chart.info else { continue };

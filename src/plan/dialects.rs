@@ -54,7 +54,10 @@ impl DialectEntry {
     #[must_use]
     pub fn present(&self, model: &Model) -> bool {
         model.documents.iter().any(|d| match &d.content {
-            Content::Resource(r) => r.annotations.iter().any(|a| self.ordering_key(&a.key)),
+            Content::Resource(r) => {
+                r.annotations.iter().any(|a| self.ordering_key(&a.key))
+                    || (self.dialect == Dialect::Kapp && crate::model::kapp::is_config(r))
+            }
             _ => false,
         })
     }

@@ -21,7 +21,9 @@
 //!   wait holds back everything after it: the steps say that, the waits say what is awaited.
 //! - kapp (§3.3): [`Wait::Status`]; `kapp.k14s.io/disable-wait` is [`Wait::None`]; an object
 //!   marked `kapp.k14s.io/exists` is never applied (`not_installed`) and becomes an
-//!   [`External`] of the resources ordered after it.
+//!   [`External`] of the resources ordered after it; an object matched by a `waitRules` rule
+//!   of a kapp configuration in the chart waits by its condition matchers
+//!   ([`Wait::KappConditions`]; a ytt rule is [`Wait::Unusable`]: not evaluated).
 //! - the draft HIP: as HIP-0025 (no entry needed).
 //!
 //! `crds/` documents are Helm's whatever the dialect: created first, waited established.
@@ -31,7 +33,9 @@ use serde::{Deserialize, Serialize};
 use crate::model::Resource;
 use crate::model::annotations::{AnnotationValue, NameList, Spanned};
 use crate::readiness::expr::Expression;
-use crate::readiness::{AllPropertiesEqual, Custom, ExprKind, PropertyPair, parse_expressions};
+use crate::readiness::{
+    AllPropertiesEqual, Custom, ExprKind, KappConditions, PropertyPair, parse_expressions,
+};
 
 /// How `apply` waits for one resource once it is applied: decided once, by the planner (a
 /// dialect's rule) or by [`hip`] (HIP-0025's), from the model's parsed annotations, and
@@ -60,6 +64,9 @@ pub enum Wait {
     /// Every `path=value` pair holds, each path read on the whole object and printed as
     /// kubectl prints it, compared as exact text (KOTS `kots.io/wait-for-properties`).
     Properties(AllPropertiesEqual),
+    /// A kapp `waitRules` rule with condition matchers, from a kapp configuration in the
+    /// chart: its status conditions decide (kapp's `CustomWaitingResource`).
+    KappConditions(KappConditions),
     /// Applied, never waited for.
     None,
 }
@@ -78,6 +85,26 @@ impl Wait {
             Wait::Properties(p) => {
                 let pairs: Vec<String> = p.pairs().iter().map(PropertyPair::text).collect();
                 format!("properties {}", pairs.join(","))
+            }
+            Wait::KappConditions(k) => {
+                let matchers: Vec<String> = k
+                    .condition_matchers
+                    .iter()
+                    .map(|m| {
+                        let mut ends = Vec::new();
+                        for (on, word) in [
+                            (m.success, "success"),
+                            (m.failure, "failure"),
+                            (m.unblock_changes, "unblocks"),
+                        ] {
+                            if on {
+                                ends.push(word);
+                            }
+                        }
+                        format!("{}={} {}", m.type_, m.status, ends.join("+"))
+                    })
+                    .collect();
+                format!("kapp wait rule [{}]", matchers.join(", "))
             }
             Wait::None => "not waited".to_owned(),
         }
@@ -147,6 +174,7 @@ enum Stored {
     Complete,
     Exists,
     Properties(Vec<(String, String)>),
+    KappConditions(KappConditions),
     None,
 }
 
@@ -169,6 +197,7 @@ impl From<Wait> for Stored {
                     .map(|p| (p.path_text.clone(), p.value.clone()))
                     .collect(),
             ),
+            Wait::KappConditions(k) => Stored::KappConditions(k),
             Wait::None => Stored::None,
         }
     }
@@ -200,6 +229,7 @@ impl TryFrom<Stored> for Wait {
                     e.offset
                 )),
             },
+            Stored::KappConditions(k) => Wait::KappConditions(k),
             Stored::None => Wait::None,
         })
     }

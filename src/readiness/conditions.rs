@@ -262,3 +262,155 @@ mod tests {
         );
     }
 }
+
+/// One `conditionMatchers` entry of a kapp `waitRules` rule: a status condition of this
+/// `type` with this `status` ends the wait (`success`, `failure`) or, with `unblockChanges`,
+/// lets kapp start the changes that wait for the object while it goes on waiting.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "kapp's own fields, each read and stored as kapp writes them"
+)]
+pub struct KappConditionMatcher {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default)]
+    pub success: bool,
+    #[serde(default)]
+    pub failure: bool,
+    /// The condition counts only once its `observedGeneration` is `metadata.generation`.
+    #[serde(default)]
+    pub supports_observed_generation: bool,
+    #[serde(default)]
+    pub unblock_changes: bool,
+}
+
+/// A kapp wait rule with condition matchers (kapp's `CustomWaitingResource`): with
+/// `supportsObservedGeneration`, nothing counts until `status.observedGeneration` is
+/// `metadata.generation`; then a failure matcher that matches fails, then a success matcher
+/// that matches is ready; anything else waits (kapp: "No failing or successful conditions
+/// found"). A condition whose matcher wants its own `observedGeneration` and does not have it
+/// yet is passed over.
+// NOTE: `unblockChanges` lets kapp start the changes that wait for the object before it is
+// done; judged alone, such a condition keeps the object in progress, and `apply` lets what
+// waits for it go ahead by judging [`KappConditions::until_unblocked`] first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KappConditions {
+    #[serde(default)]
+    pub supports_observed_generation: bool,
+    #[serde(default)]
+    pub condition_matchers: Vec<KappConditionMatcher>,
+}
+
+impl KappConditions {
+    /// Whether a condition can let kapp start what waits for the object before it is done.
+    #[must_use]
+    pub fn unblocks(&self) -> bool {
+        self.condition_matchers.iter().any(|m| m.unblock_changes)
+    }
+
+    /// The rule as far as what waits for the object is concerned: an `unblockChanges`
+    /// condition counts as success.
+    #[must_use]
+    pub fn until_unblocked(&self) -> Self {
+        let mut out = self.clone();
+        for m in &mut out.condition_matchers {
+            m.success |= m.unblock_changes;
+        }
+        out
+    }
+
+    /// `type == status`, as written.
+    fn matched<'a>(&'a self, object: &'a Value) -> Vec<(&'a KappConditionMatcher, &'a Value)> {
+        let conditions = object["status"]["conditions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for m in &self.condition_matchers {
+            for c in conditions {
+                let text = |k: &str| c[k].as_str().unwrap_or_default();
+                if text("type") != m.type_ || text("status") != m.status {
+                    continue;
+                }
+                out.push((m, c));
+            }
+        }
+        out
+    }
+}
+
+impl Condition for KappConditions {
+    fn judge(&self, object: &Value, _now: SystemTime) -> Judgement {
+        let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+        let judgement = |status: Status, reason: String| Judgement {
+            status,
+            engine: Engine::KappConditions,
+            reason,
+            expressions: Vec::new(),
+        };
+        if self.supports_observed_generation
+            && object["status"]["observedGeneration"].as_i64().unwrap_or(0) != generation
+        {
+            return judgement(
+                Status::InProgress,
+                format!("waiting for generation {generation} to be observed"),
+            );
+        }
+        let matched = self.matched(object);
+        let mut waiting_for_generation = false;
+        let current = |m: &KappConditionMatcher, c: &Value| {
+            !m.supports_observed_generation
+                || c["observedGeneration"].as_i64().unwrap_or(0) == generation
+        };
+        let describe = |m: &KappConditionMatcher, c: &Value| {
+            format!(
+                "condition {} == {}: {} (message: {})",
+                m.type_,
+                m.status,
+                c["reason"].as_str().unwrap_or_default(),
+                c["message"].as_str().unwrap_or_default()
+            )
+        };
+        for &(m, c) in &matched {
+            if !current(m, c) {
+                waiting_for_generation = true;
+            } else if m.failure {
+                return judgement(Status::Failed, format!("failure {}", describe(m, c)));
+            }
+        }
+        let mut unblock = None;
+        for &(m, c) in &matched {
+            if !current(m, c) {
+                continue;
+            }
+            if m.success {
+                return judgement(Status::Ready, format!("successful {}", describe(m, c)));
+            }
+            if m.unblock_changes {
+                unblock = Some(describe(m, c));
+            }
+        }
+        if waiting_for_generation {
+            return judgement(
+                Status::InProgress,
+                format!(
+                    "waiting for generation {generation} to be observed by status condition(s)"
+                ),
+            );
+        }
+        if let Some(what) = unblock {
+            return judgement(
+                Status::InProgress,
+                format!("{what} unblocks changes in kapp; waiting for a successful condition"),
+            );
+        }
+        judgement(
+            Status::InProgress,
+            "no failing or successful conditions found".to_owned(),
+        )
+    }
+}

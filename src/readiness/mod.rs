@@ -24,7 +24,9 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
-pub use conditions::{AllPropertiesEqual, Exists, PropertyPair};
+pub use conditions::{
+    AllPropertiesEqual, Exists, KappConditionMatcher, KappConditions, PropertyPair,
+};
 use expr::Expression;
 pub use kstatus::KstatusOptions;
 
@@ -62,6 +64,8 @@ pub enum Engine {
     Exists,
     /// Every `path=value` pair holds ([`AllPropertiesEqual`]).
     Properties,
+    /// A kapp wait rule's condition matchers ([`KappConditions`]).
+    KappConditions,
 }
 
 impl Engine {
@@ -72,6 +76,7 @@ impl Engine {
             Engine::Kstatus => "kstatus",
             Engine::Exists => "exists",
             Engine::Properties => "all-properties-equal",
+            Engine::KappConditions => "kapp-conditions",
         }
     }
 }
@@ -292,6 +297,8 @@ pub enum Readiness {
     Exists(Exists),
     /// Ready once every `path=value` pair holds.
     Properties(AllPropertiesEqual),
+    /// Ready by a kapp wait rule's condition matchers.
+    KappConditions(KappConditions),
 }
 
 impl Condition for Readiness {
@@ -301,6 +308,7 @@ impl Condition for Readiness {
             Readiness::Kstatus(k) => k.judge(object, now),
             Readiness::Exists(e) => e.judge(object, now),
             Readiness::Properties(p) => p.judge(object, now),
+            Readiness::KappConditions(k) => k.judge(object, now),
         }
     }
 
@@ -310,6 +318,7 @@ impl Condition for Readiness {
             Readiness::Kstatus(k) => k.status(object, now),
             Readiness::Exists(e) => e.status(object, now),
             Readiness::Properties(p) => p.status(object, now),
+            Readiness::KappConditions(k) => k.status(object, now),
         }
     }
 }
