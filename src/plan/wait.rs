@@ -603,6 +603,43 @@ mod tests {
     }
 
     #[test]
+    fn kapp_waits_by_the_first_wait_rule_that_matches_and_records_it() {
+        let config = "---\n# Source: c/templates/config.yaml\napiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nmetadata:\n  name: c\nwaitRules:\n- conditionMatchers:\n  - {type: Ready, status: \"True\", success: true}\n  - {type: Ready, status: \"False\", failure: true}\n  resourceMatchers:\n  - apiGroupKindMatcher: {apiGroup: \"\", kind: Pod}\n  - apiGroupKindMatcher: {apiGroup: kappctrl.k14s.io, kind: App}\n- ytt: {funcContractV1: {resource.star: \"\"}}\n  resourceMatchers:\n  - allMatcher: {}\n";
+        let app = "---\n# Source: c/templates/app.yaml\napiVersion: kappctrl.k14s.io/v1alpha1\nkind: App\nmetadata:\n  name: app\n";
+        let stream = [
+            config.to_owned(),
+            doc("Pod", "matched", ""),
+            doc("Pod", "off", "\n    kapp.k14s.io/disable-wait: \"\""),
+            doc("ConfigMap", "ytt", ""),
+            app.to_owned(),
+        ]
+        .concat();
+        let (model, plan) = planned(&stream, Dialect::Kapp);
+        let got = waits(&model, &plan);
+        assert_eq!(
+            got[1..4],
+            [
+                "Pod/matched=kapp wait rule [Ready=True success, Ready=False failure]".to_owned(),
+                "Pod/off=not waited".to_owned(),
+                "ConfigMap/ytt=unusable readiness: the kapp wait rule at s:14:3 is a ytt rule (Starlark), which chartseq does not evaluate".to_owned(),
+            ]
+        );
+        // kapp-controller's App has kapp's own waiter, ahead of every wait rule.
+        assert_eq!(got[4], "App/app=ready (kstatus, Jobs complete)");
+        // The record keeps the rule and reads it back; a record without the tag still reads.
+        let w = plan.wait_of(&model, 1).expect("a wait").clone();
+        let json = serde_json::to_value(&w).expect("serializes");
+        assert_eq!(json["wait"], "kapp-conditions");
+        assert_eq!(json["pairs"]["conditionMatchers"][0]["type"], "Ready");
+        assert_eq!(serde_json::from_value::<Wait>(json).expect("reads back"), w);
+        assert_eq!(
+            serde_json::from_value::<Wait>(serde_json::json!({"wait": "status"}))
+                .expect("an older record"),
+            Wait::Status
+        );
+    }
+
+    #[test]
     fn hip_plans_wait_as_hip_and_waits_serialize_tagged() {
         let (model, plan) = planned(&doc("ConfigMap", "a", ""), Dialect::Hip);
         assert!(plan.waits.is_empty());

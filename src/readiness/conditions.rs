@@ -414,3 +414,111 @@ impl Condition for KappConditions {
         )
     }
 }
+
+#[cfg(test)]
+mod kapp_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn matcher(type_: &str, status: &str) -> KappConditionMatcher {
+        KappConditionMatcher {
+            type_: type_.to_owned(),
+            status: status.to_owned(),
+            ..KappConditionMatcher::default()
+        }
+    }
+
+    /// The rule of kapp's `TestSupportUnblockingChanges` (`test/e2e/order_test.go` @ a89576c).
+    fn unblocking() -> KappConditions {
+        KappConditions {
+            supports_observed_generation: false,
+            condition_matchers: vec![
+                KappConditionMatcher {
+                    unblock_changes: true,
+                    ..matcher("Progressing", "True")
+                },
+                KappConditionMatcher {
+                    success: true,
+                    ..matcher("Available", "True")
+                },
+            ],
+        }
+    }
+
+    fn status(rule: &KappConditions, object: &Value) -> Status {
+        rule.judge(object, SystemTime::UNIX_EPOCH).status
+    }
+
+    fn with(conditions: &Value) -> Value {
+        json!({"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "conditions": conditions}})
+    }
+
+    #[test]
+    fn kapp_conditions_fail_first_then_succeed_else_wait() {
+        // The second example of kapp's docs (config.md "waitRules").
+        let rule = KappConditions {
+            supports_observed_generation: true,
+            condition_matchers: vec![
+                KappConditionMatcher {
+                    failure: true,
+                    ..matcher("Ready", "False")
+                },
+                KappConditionMatcher {
+                    success: true,
+                    supports_observed_generation: true,
+                    ..matcher("Ready", "True")
+                },
+            ],
+        };
+        let ready = json!([{"type": "Ready", "status": "True", "observedGeneration": 2}]);
+        assert_eq!(status(&rule, &with(&ready)), Status::Ready);
+        let j = rule.judge(&with(&json!([{"type": "Ready", "status": "False", "reason": "Crash", "message": "boom"}])), SystemTime::UNIX_EPOCH);
+        assert_eq!(j.status, Status::Failed);
+        assert_eq!(
+            j.reason,
+            "failure condition Ready == False: Crash (message: boom)"
+        );
+        // The condition of an older generation does not count.
+        let stale = json!([{"type": "Ready", "status": "True", "observedGeneration": 1}]);
+        let j = rule.judge(&with(&stale), SystemTime::UNIX_EPOCH);
+        assert_eq!(j.status, Status::InProgress);
+        assert!(
+            j.reason.contains("observed by status condition"),
+            "{}",
+            j.reason
+        );
+        // Nothing counts before the object's generation is observed.
+        let unobserved = json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 2, "conditions": ready}});
+        assert_eq!(
+            rule.judge(&unobserved, SystemTime::UNIX_EPOCH).reason,
+            "waiting for generation 3 to be observed"
+        );
+        // No status, or no matching condition: kapp waits.
+        assert_eq!(status(&rule, &json!({"metadata": {}})), Status::InProgress);
+        let other = json!([{"type": "Synced", "status": "True"}]);
+        assert_eq!(
+            status(&KappConditions::default(), &with(&other)),
+            Status::InProgress
+        );
+    }
+
+    #[test]
+    fn an_unblock_condition_unblocks_what_waits_but_the_object_waits_on() {
+        let rule = unblocking();
+        assert!(rule.unblocks());
+        let progressing = with(&json!([{"type": "Progressing", "status": "True"}]));
+        let j = rule.judge(&progressing, SystemTime::UNIX_EPOCH);
+        assert_eq!(j.status, Status::InProgress);
+        assert!(j.reason.contains("unblocks changes"), "{}", j.reason);
+        assert_eq!(status(&rule.until_unblocked(), &progressing), Status::Ready);
+        let available = with(&json!([{"type": "Available", "status": "True"}]));
+        assert_eq!(status(&rule, &available), Status::Ready);
+        // Serialized as kapp writes it.
+        let json = serde_json::to_value(&rule).expect("serializes");
+        assert_eq!(json["conditionMatchers"][0]["unblockChanges"], true);
+        assert_eq!(
+            serde_json::from_value::<KappConditions>(json).expect("reads"),
+            rule
+        );
+    }
+}
