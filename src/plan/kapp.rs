@@ -106,8 +106,10 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     let mut seen = BTreeSet::new();
     for &doc in &changes {
         for rule in &kapp(doc).rules {
-            let Origin::Annotation { key, loc } = &rule.origin else {
-                continue;
+            let (key, loc) = match &rule.origin {
+                Origin::Annotation { key, loc } => (key.as_str(), loc),
+                Origin::Config { loc, .. } => ("kapp config changeRuleBindings", loc),
+                Origin::Default { .. } => continue,
             };
             if !rule.applies_on_install()
                 || members.contains_key(rule.target.as_str())
@@ -122,7 +124,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             };
             references.push(PlanIssue::DialectReference {
                 dialect: Dialect::Kapp,
-                key: key.clone(),
+                key: key.to_owned(),
                 reference: rule.target.clone(),
                 reason: reason.to_owned(),
                 loc: *loc,

@@ -529,3 +529,27 @@ fn kapp_applies_the_same_object_twice_once() {
     assert_eq!(names(&parsed, "not_installed"), ["same"]);
     assert_eq!(steps(&parsed).len(), 1);
 }
+
+/// A bound rule naming a group no object is in: kapp passes over it, and so does the plan,
+/// warning at the rule in the configuration.
+#[test]
+fn kapp_reports_bound_rules_that_name_no_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bound.yaml");
+    std::fs::write(
+        &path,
+        "---\n# Source: c/templates/config.yaml\napiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nmetadata:\n  name: c\nchangeRuleBindings:\n- rules: [\"upsert after upserting apps.big.co/nothing\"]\n  resourceMatchers:\n  - allMatcher: {}\n---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+    )
+    .expect("writes");
+    let (code, out, err) = run(chartseq().args(["plan", "--dialect", "kapp"]).arg(&path));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1. ungrouped: ConfigMap/cm"), "{out}");
+    assert!(
+        err.contains("warning[CS603]: kapp config changeRuleBindings: `apps.big.co/nothing` is a change group no object of the release is in"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bound.yaml:8:11 (from c/templates/config.yaml)"),
+        "{err}"
+    );
+}
