@@ -24,6 +24,7 @@ use super::wait::{Goal, Judge, Target, WaitError, Watcher, human};
 use crate::model::argo::DeletePolicy;
 use crate::model::kinds::install_rank;
 use crate::plan::{Dialect, Wait};
+use crate::readiness::Readiness;
 
 /// How a run behaves.
 #[derive(Clone, Debug)]
@@ -765,6 +766,25 @@ impl Runner {
         indexes: &[usize],
         goal: Option<Goal>,
     ) -> Result<(), RunError> {
+        let (result, later) = self.run_unit_unblocking(record, label, indexes, goal).await;
+        result?;
+        if later.is_empty() {
+            return Ok(());
+        }
+        self.wait(label, &later).await.map(|_| ())
+    }
+
+    /// As [`Self::run_unit`], but the unit counts as done once every object is ready or, by a
+    /// kapp wait rule's `unblockChanges` condition, lets what waits for it go ahead (kapp's
+    /// `waiting_changes.go`); those objects come back, to be waited for until they are done.
+    async fn run_unit_unblocking(
+        &self,
+        record: &Record,
+        label: &str,
+        indexes: &[usize],
+        goal: Option<Goal>,
+    ) -> (Result<(), RunError>, Vec<Target>) {
+        let mut later = Vec::new();
         self.emit(Event::Started {
             step: label.to_owned(),
             resources: indexes.len(),
@@ -811,6 +831,16 @@ impl Runner {
                     t.readiness = Some(r?);
                     Some(t)
                 })
+                .map(|mut t| {
+                    if let Some(Readiness::KappConditions(k)) = t.readiness.as_deref() {
+                        if k.unblocks() {
+                            later.push(t.clone());
+                            t.readiness =
+                                Some(Arc::new(Readiness::KappConditions(k.until_unblocked())));
+                        }
+                    }
+                    t
+                })
                 .collect();
             self.emit(Event::Waiting {
                 step: label.to_owned(),
@@ -818,7 +848,13 @@ impl Runner {
             self.wait(label, &targets).await
         }
         .await;
-        self.finish(label, indexes.len(), started.elapsed(), result)
+        if result.is_err() {
+            later.clear();
+        }
+        (
+            self.finish(label, indexes.len(), started.elapsed(), result),
+            later,
+        )
     }
 
     /// A dialect's step that runs hooks deletes the ones left from an earlier run first, as
@@ -1082,11 +1118,10 @@ impl Runner {
                         let (this, rec) = (self.clone(), record.clone());
                         running.spawn(async move {
                             let step = &rec.steps[s];
-                            (
-                                s,
-                                this.run_unit(&rec, &step.label, &step.resources, None)
-                                    .await,
-                            )
+                            let (result, later) = this
+                                .run_unit_unblocking(&rec, &step.label, &step.resources, None)
+                                .await;
+                            (s, result, later)
                         });
                     }
                 }
@@ -1099,8 +1134,25 @@ impl Runner {
             };
             match next {
                 None => break,
-                Some(Ok((s, Ok(())))) => done[s] = true,
-                Some(Ok((_, Err(e)))) => {
+                Some(Ok((s, Ok(()), later))) => {
+                    if s < n {
+                        done[s] = true;
+                    }
+                    if !later.is_empty() {
+                        // Unblocked, not done: what waits for the step goes ahead while these
+                        // are waited for; the deploy ends once they are done.
+                        let (this, rec) = (self.clone(), record.clone());
+                        running.spawn(async move {
+                            let label = &rec.steps[s].label;
+                            (
+                                usize::MAX,
+                                this.wait(label, &later).await.map(|_| ()),
+                                Vec::new(),
+                            )
+                        });
+                    }
+                }
+                Some(Ok((_, Err(e), _))) => {
                     if failure.is_none() || matches!(failure, Some(RunError::Interrupted)) {
                         failure = Some(e);
                     }

@@ -44,6 +44,7 @@ pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readines
         Wait::Status | Wait::Tracked(_) => kstatus(true),
         Wait::Exists => Readiness::Exists(Exists),
         Wait::Properties(pairs) => Readiness::Properties(pairs.clone()),
+        Wait::KappConditions(k) => Readiness::KappConditions(k.clone()),
         Wait::None => return Ok(None),
         Wait::ArgoHealth => Readiness::ArgoHealth(ArgoHealth { hook: false }),
         Wait::ArgoHook => Readiness::ArgoHealth(ArgoHealth { hook: true }),

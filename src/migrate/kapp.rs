@@ -20,7 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Lost, Mapping, Res};
 use crate::model::annotations::{DEPENDS_ON_GROUPS, RESOURCE_GROUP};
-use crate::model::kapp::{Action, CHANGE_GROUP, CHANGE_RULE, EXISTS, Order, Origin, TargetAction};
+use crate::model::kapp::{
+    Action, CHANGE_GROUP, CHANGE_RULE, CONFIG_API_VERSION, EXISTS, Order, Origin, TargetAction,
+};
 use crate::model::{ChartId, DocId, Model, Placement};
 use crate::plan::Plan;
 
@@ -99,13 +101,28 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
                 carried.push(a.key_loc);
             }
         }
-        // Groups and rules as kapp reads them (the model replaced the placeholders).
+        // Groups and rules as kapp reads them (the model replaced the placeholders), from
+        // annotations and from the bindings of the chart's kapp configuration.
         for g in &r.kapp.groups {
-            if matches!(g.origin, Origin::Annotation { .. }) {
+            if matches!(g.origin, Origin::Annotation { .. } | Origin::Config { .. }) {
                 read.groups.insert(g.name.clone());
             }
         }
+        if let Some(me) = &me {
+            lose_configuration(model, r, me, &mut mapping);
+        }
         for rule in &r.kapp.rules {
+            if let Origin::Config { .. } = &rule.origin {
+                // A required bound rule is a constraint like an annotation's; an optional one
+                // (`ignoreIfCyclical`) orders only where kapp's plan draws it.
+                if rule.applies_on_install() && !rule.optional {
+                    read.rules.insert(Rule {
+                        after: rule.order == Order::After,
+                        group: rule.target.clone(),
+                    });
+                }
+                continue;
+            }
             let Origin::Annotation { key, .. } = &rule.origin else {
                 continue;
             };
@@ -185,6 +202,40 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
         level(model, plan, chart, &reads, &mut mapping);
     }
     mapping
+}
+
+/// What kapp's configuration in the chart says that HIP-0025 has no form for: a `Config`
+/// object (kapp never applies it; Helm would, and fail without kapp's CRD) and a `waitRules`
+/// rule (HIP-0025 waits by kstatus or by its own readiness annotations).
+fn lose_configuration(model: &Model, r: &crate::model::Resource, me: &Res, mapping: &mut Mapping) {
+    if r.kapp.config {
+        mapping.lost.push(Lost {
+            before: me.clone(),
+            after: me.clone(),
+            reason: format!(
+                "a kapp `Config` object ({CONFIG_API_VERSION}): kapp reads it and never applies it, Helm would apply it (and fail without kapp's CRD); its change group and rule bindings are carried as the groups above, remove the object by hand"
+            ),
+        });
+    }
+    if let Some(rule) = &r.kapp.wait_rule {
+        let file = model.sources.get(rule.loc.file);
+        let at = file.line_col(rule.loc.span.start);
+        mapping.lost.push(Lost {
+            before: me.clone(),
+            after: me.clone(),
+            reason: format!(
+                "the kapp wait rule at {}:{}:{} ({}): HIP-0025 waits by kstatus unless `helm.sh/readiness-success` and `-failure` say otherwise; write them by hand",
+                file.name,
+                at.line,
+                at.column,
+                if rule.ytt {
+                    "ytt".to_owned()
+                } else {
+                    crate::plan::Wait::KappConditions(rule.conditions.clone()).describe()
+                }
+            ),
+        });
+    }
 }
 
 /// The groups of one chart level: one per step of kapp's plan holding resources of this level

@@ -59,6 +59,12 @@ pub fn detect(model: &Model) -> Vec<Detection> {
                 note(dialect, &a.key, a.key_loc);
             }
         }
+        // A system's own configuration carried by the chart orders too (kapp's bindings).
+        for system in super::system::SYSTEMS {
+            if let Some((key, loc)) = (system.configuration)(r) {
+                note(system.dialect, key, loc);
+            }
+        }
     }
     for chart in &model.charts {
         let Some(info) = &chart.info else { continue };

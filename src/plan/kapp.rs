@@ -71,7 +71,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                         loc: rejected.loc,
                     });
                 }
-                if r.kapp.noop || r.kapp.config {
+                if r.kapp.noop || r.kapp.config || r.kapp.duplicate {
                     plan.not_installed.push(doc);
                 } else {
                     changes.push(doc);
@@ -106,8 +106,10 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     let mut seen = BTreeSet::new();
     for &doc in &changes {
         for rule in &kapp(doc).rules {
-            let Origin::Annotation { key, loc } = &rule.origin else {
-                continue;
+            let (key, loc) = match &rule.origin {
+                Origin::Annotation { key, loc } => (key.as_str(), loc),
+                Origin::Config { loc, .. } => ("kapp config changeRuleBindings", loc),
+                Origin::Default { .. } => continue,
             };
             if !rule.applies_on_install()
                 || members.contains_key(rule.target.as_str())
@@ -122,7 +124,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             };
             references.push(PlanIssue::DialectReference {
                 dialect: Dialect::Kapp,
-                key: key.clone(),
+                key: key.to_owned(),
                 reference: rule.target.clone(),
                 reason: reason.to_owned(),
                 loc: *loc,
@@ -206,7 +208,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
                     continue;
                 }
                 let loc = match &rule.origin {
-                    Origin::Annotation { loc, .. } => *loc,
+                    Origin::Annotation { loc, .. } | Origin::Config { loc, .. } => *loc,
                     Origin::Default { .. } => r.kind_loc,
                 };
                 for &t in classes_in.get(rule.target.as_str()).into_iter().flatten() {
@@ -269,10 +271,13 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     }
     optional.sort_by_key(|x| std::cmp::Reverse(x.0));
     for (_, a, rule) in optional {
-        let loc = model
-            .resource(classes[a].members[0])
-            .map(|r| r.kind_loc)
-            .expect("changes are resources");
+        let loc = match &rule.origin {
+            Origin::Config { loc, .. } => *loc,
+            _ => model
+                .resource(classes[a].members[0])
+                .map(|r| r.kind_loc)
+                .expect("changes are resources"),
+        };
         for &t in classes_in.get(rule.target.as_str()).into_iter().flatten() {
             let (dependent, prerequisite) = match rule.order {
                 Order::After => (a, t),
@@ -350,19 +355,43 @@ fn reaches(waits: &[BTreeMap<usize, Loc>], from: usize, to: usize) -> bool {
     false
 }
 
+/// The kinds kapp's own waiters judge before any wait rule (`clusterapply`
+/// `converged_resource_factory.go`: kapp-controller's App, `PackageInstall` and
+/// `PackageRepository` come first).
+const BEFORE_WAIT_RULES: [(&str, &str); 3] = [
+    ("kappctrl.k14s.io", "App"),
+    ("packaging.carvel.dev", "PackageInstall"),
+    ("packaging.carvel.dev", "PackageRepository"),
+];
+
 /// kapp's waits (DIALECTS.md §3.3): every change is waited done before what waits for it
 /// (kstatus standing in for kapp's per-kind waiters, a Job once it is Complete), except
-/// `kapp.k14s.io/disable-wait`; a `kapp.k14s.io/exists` object is only waited to exist.
+/// `kapp.k14s.io/disable-wait`; a `kapp.k14s.io/exists` object is only waited to exist. An
+/// object a `waitRules` rule of the chart's kapp configuration matches waits by its
+/// condition matchers instead of its kind's waiter; a ytt rule cannot be evaluated, and
+/// stops `apply` at that object.
 fn set_waits(model: &Model, plan: &mut Plan) {
     for step in &plan.steps {
         for &doc in &step.resources {
             let Some(r) = model.resource(doc) else {
                 continue;
             };
+            let own_waiter = BEFORE_WAIT_RULES.contains(&(r.id.group.as_str(), r.id.kind.as_str()));
             let wait = if r.kapp.exists {
                 Wait::Exists
             } else if r.kapp.disable_wait {
                 Wait::None
+            } else if let Some(rule) = r.kapp.wait_rule.as_ref().filter(|_| !own_waiter) {
+                if rule.ytt {
+                    let file = model.sources.get(rule.loc.file);
+                    let at = file.line_col(rule.loc.span.start);
+                    Wait::Unusable(format!(
+                        "the kapp wait rule at {}:{}:{} is a ytt rule (Starlark), which chartseq does not evaluate",
+                        file.name, at.line, at.column
+                    ))
+                } else {
+                    Wait::KappConditions(rule.conditions.clone())
+                }
             } else {
                 Wait::Status
             };

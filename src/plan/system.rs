@@ -15,6 +15,7 @@
 use crate::model::{Content, Model, Resource};
 use crate::model::{annotations, argo, draft, kapp, kots, werf};
 use crate::plan::{Dialect, Plan, PlanError, PlanIssue};
+use crate::source::Loc;
 
 /// One sequencing system.
 #[expect(
@@ -44,6 +45,9 @@ pub struct System {
     pub foreign: bool,
     /// Whether an annotation key is one of its ordering keys.
     pub owns_key: fn(&str) -> bool,
+    /// Whether an object is the system's own configuration, which orders the release too
+    /// (kapp's `Config` objects and labelled ConfigMaps): what marks it and where.
+    pub configuration: fn(&Resource) -> Option<(&'static str, Loc)>,
     /// The annotation that marks an object its tool never creates, only waits for someone else
     /// to (kapp's `exists`): `apply` refuses such a release rather than own what the chart
     /// disowns.
@@ -64,11 +68,15 @@ impl std::fmt::Debug for System {
 }
 
 impl System {
-    /// Whether any resource of the release carries one of its ordering annotations.
+    /// Whether any resource of the release carries one of its ordering annotations or is its
+    /// configuration.
     #[must_use]
     pub fn present(&self, model: &Model) -> bool {
         model.documents.iter().any(|d| match &d.content {
-            Content::Resource(r) => r.annotations.iter().any(|a| (self.owns_key)(&a.key)),
+            Content::Resource(r) => {
+                r.annotations.iter().any(|a| (self.owns_key)(&a.key))
+                    || (self.configuration)(r).is_some()
+            }
             _ => false,
         })
     }
@@ -97,6 +105,7 @@ pub static SYSTEMS: &[System] = &[
                     | annotations::READINESS_FAILURE
             )
         },
+        configuration: |_| None,
         never_created: |_| None,
         reference_fix: "name a group of the same chart level, or remove the dependency",
         plan: super::hip::plan,
@@ -119,6 +128,7 @@ pub static SYSTEMS: &[System] = &[
                 || key.ends_with(werf::DEPENDENCY_SUFFIX)
                 || key.contains(werf::EXTERNAL_SUFFIX)
         },
+        configuration: |_| None,
         never_created: |_| None,
         reference_fix: "name a resource werf applies in the same stage, or remove the dependency",
         plan: super::werf::plan,
@@ -135,6 +145,7 @@ pub static SYSTEMS: &[System] = &[
         generated_hooks: true,
         foreign: true,
         owns_key: |key| matches!(key, argo::SYNC_WAVE | argo::ARGO_HOOK),
+        configuration: |_| None,
         never_created: |_| None,
         reference_fix: "name a resource Argo CD applies in the same stage, or remove the dependency",
         plan: super::argo::plan,
@@ -157,6 +168,16 @@ pub static SYSTEMS: &[System] = &[
             };
             under(kapp::CHANGE_GROUP) || under(kapp::CHANGE_RULE)
         },
+        configuration: |r| {
+            if r.api_version == kapp::CONFIG_API_VERSION {
+                return Some((kapp::CONFIG_API_VERSION, r.kind_loc));
+            }
+            let label = r
+                .labels
+                .iter()
+                .find(|l| l.key == kapp::config::CONFIG_LABEL)?;
+            Some((kapp::config::CONFIG_LABEL, label.key_loc))
+        },
         never_created: |r| r.kapp.exists.then_some(kapp::EXISTS),
         reference_fix: "name a change group a resource of the release declares (`kapp.k14s.io/change-group`), or remove the rule",
         plan: super::kapp::plan,
@@ -173,6 +194,7 @@ pub static SYSTEMS: &[System] = &[
         generated_hooks: false,
         foreign: true,
         owns_key: |key| kots::KEYS.contains(&key),
+        configuration: |_| None,
         never_created: |_| None,
         reference_fix: "name a resource KOTS applies in the same stage, or remove the dependency",
         plan: super::kots::plan,
@@ -189,6 +211,7 @@ pub static SYSTEMS: &[System] = &[
         generated_hooks: false,
         foreign: false,
         owns_key: |key| draft::SUPERSEDED.iter().any(|(k, _)| *k == key),
+        configuration: |_| None,
         never_created: |_| None,
         reference_fix: "name a layer a resource of the same chart declares, or a subchart it depends on, or remove the reference",
         plan: super::draft::plan,

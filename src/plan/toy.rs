@@ -27,6 +27,7 @@ pub const SYSTEM: System = System {
     generated_hooks: false,
     foreign: true,
     owns_key: |key| key == RANK,
+    configuration: |_| None,
     never_created: |_| None,
     reference_fix: "the toy has no references",
     plan,

@@ -25,7 +25,9 @@
 //!   wait holds back everything after it: the steps say that, the waits say what is awaited.
 //! - kapp (§3.3): [`Wait::Status`]; `kapp.k14s.io/disable-wait` is [`Wait::None`]; an object
 //!   marked `kapp.k14s.io/exists` is never applied (`not_installed`) and becomes an
-//!   [`External`] of the resources ordered after it.
+//!   [`External`] of the resources ordered after it; an object matched by a `waitRules` rule
+//!   of a kapp configuration in the chart waits by its condition matchers
+//!   ([`Wait::KappConditions`]; a ytt rule is [`Wait::Unusable`]: not evaluated).
 //! - the draft HIP: as HIP-0025 (no entry needed).
 //!
 //! `crds/` documents are Helm's whatever the dialect: created first, waited established.
@@ -38,7 +40,9 @@ use crate::model::Resource;
 use crate::model::annotations::{AnnotationValue, NameList, Spanned};
 use crate::model::werf::{FailMode, Tracking};
 use crate::readiness::expr::Expression;
-use crate::readiness::{AllPropertiesEqual, Custom, ExprKind, PropertyPair, parse_expressions};
+use crate::readiness::{
+    AllPropertiesEqual, Custom, ExprKind, KappConditions, PropertyPair, parse_expressions,
+};
 
 /// How `apply` waits for one resource once it is applied: decided once, by the planner (a
 /// dialect's rule) or by [`hip`] (HIP-0025's), from the model's parsed annotations, and
@@ -67,6 +71,9 @@ pub enum Wait {
     /// Every `path=value` pair holds, each path read on the whole object and printed as
     /// kubectl prints it, compared as exact text (KOTS `kots.io/wait-for-properties`).
     Properties(AllPropertiesEqual),
+    /// A kapp `waitRules` rule with condition matchers, from a kapp configuration in the
+    /// chart: its status conditions decide (kapp's `CustomWaitingResource`).
+    KappConditions(KappConditions),
     /// Applied, never waited for.
     None,
     /// Argo CD's built-in health check of the object's kind, as a sync waits on a resource
@@ -124,6 +131,26 @@ impl Wait {
             Wait::Properties(p) => {
                 let pairs: Vec<String> = p.pairs().iter().map(PropertyPair::text).collect();
                 format!("properties {}", pairs.join(","))
+            }
+            Wait::KappConditions(k) => {
+                let matchers: Vec<String> = k
+                    .condition_matchers
+                    .iter()
+                    .map(|m| {
+                        let mut ends = Vec::new();
+                        for (on, word) in [
+                            (m.success, "success"),
+                            (m.failure, "failure"),
+                            (m.unblock_changes, "unblocks"),
+                        ] {
+                            if on {
+                                ends.push(word);
+                            }
+                        }
+                        format!("{}={} {}", m.type_, m.status, ends.join("+"))
+                    })
+                    .collect();
+                format!("kapp wait rule [{}]", matchers.join(", "))
             }
             Wait::None => "not waited".to_owned(),
             Wait::ArgoHealth => "healthy (Argo CD health check)".to_owned(),
@@ -199,6 +226,7 @@ enum Stored {
     Complete,
     Exists,
     Properties(Vec<(String, String)>),
+    KappConditions(KappConditions),
     None,
     ArgoHealth,
     ArgoHook,
@@ -231,6 +259,7 @@ impl From<Wait> for Stored {
                     .map(|p| (p.path_text.clone(), p.value.clone()))
                     .collect(),
             ),
+            Wait::KappConditions(k) => Stored::KappConditions(k),
             Wait::None => Stored::None,
             Wait::ArgoHealth => Stored::ArgoHealth,
             Wait::ArgoHook => Stored::ArgoHook,
@@ -273,6 +302,7 @@ impl TryFrom<Stored> for Wait {
                     e.offset
                 )),
             },
+            Stored::KappConditions(k) => Wait::KappConditions(k),
             Stored::None => Wait::None,
             Stored::ArgoHealth => Wait::ArgoHealth,
             Stored::ArgoHook => Wait::ArgoHook,
@@ -757,6 +787,43 @@ mod tests {
         assert!(
             why.starts_with("helm.sh/readiness-success[0]: invalid success expression: "),
             "{why}"
+        );
+    }
+
+    #[test]
+    fn kapp_waits_by_the_first_wait_rule_that_matches_and_records_it() {
+        let config = "---\n# Source: c/templates/config.yaml\napiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nmetadata:\n  name: c\nwaitRules:\n- conditionMatchers:\n  - {type: Ready, status: \"True\", success: true}\n  - {type: Ready, status: \"False\", failure: true}\n  resourceMatchers:\n  - apiGroupKindMatcher: {apiGroup: \"\", kind: Pod}\n  - apiGroupKindMatcher: {apiGroup: kappctrl.k14s.io, kind: App}\n- ytt: {funcContractV1: {resource.star: \"\"}}\n  resourceMatchers:\n  - allMatcher: {}\n";
+        let app = "---\n# Source: c/templates/app.yaml\napiVersion: kappctrl.k14s.io/v1alpha1\nkind: App\nmetadata:\n  name: app\n";
+        let stream = [
+            config.to_owned(),
+            doc("Pod", "matched", ""),
+            doc("Pod", "off", "\n    kapp.k14s.io/disable-wait: \"\""),
+            doc("ConfigMap", "ytt", ""),
+            app.to_owned(),
+        ]
+        .concat();
+        let (model, plan) = planned(&stream, Dialect::Kapp);
+        let got = waits(&model, &plan);
+        assert_eq!(
+            got[1..4],
+            [
+                "Pod/matched=kapp wait rule [Ready=True success, Ready=False failure]".to_owned(),
+                "Pod/off=not waited".to_owned(),
+                "ConfigMap/ytt=unusable readiness: the kapp wait rule at s:14:3 is a ytt rule (Starlark), which chartseq does not evaluate".to_owned(),
+            ]
+        );
+        // kapp-controller's App has kapp's own waiter, ahead of every wait rule.
+        assert_eq!(got[4], "App/app=ready (kstatus, Jobs complete)");
+        // The record keeps the rule and reads it back; a record without the tag still reads.
+        let w = plan.wait_of(&model, 1).expect("a wait").clone();
+        let json = serde_json::to_value(&w).expect("serializes");
+        assert_eq!(json["wait"], "kapp-conditions");
+        assert_eq!(json["pairs"]["conditionMatchers"][0]["type"], "Ready");
+        assert_eq!(serde_json::from_value::<Wait>(json).expect("reads back"), w);
+        assert_eq!(
+            serde_json::from_value::<Wait>(serde_json::json!({"wait": "status"}))
+                .expect("an older record"),
+            Wait::Status
         );
     }
 

@@ -262,3 +262,263 @@ mod tests {
         );
     }
 }
+
+/// One `conditionMatchers` entry of a kapp `waitRules` rule: a status condition of this
+/// `type` with this `status` ends the wait (`success`, `failure`) or, with `unblockChanges`,
+/// lets kapp start the changes that wait for the object while it goes on waiting.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "kapp's own fields, each read and stored as kapp writes them"
+)]
+pub struct KappConditionMatcher {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default)]
+    pub success: bool,
+    #[serde(default)]
+    pub failure: bool,
+    /// The condition counts only once its `observedGeneration` is `metadata.generation`.
+    #[serde(default)]
+    pub supports_observed_generation: bool,
+    #[serde(default)]
+    pub unblock_changes: bool,
+}
+
+/// A kapp wait rule with condition matchers (kapp's `CustomWaitingResource`): with
+/// `supportsObservedGeneration`, nothing counts until `status.observedGeneration` is
+/// `metadata.generation`; then a failure matcher that matches fails, then a success matcher
+/// that matches is ready; anything else waits (kapp: "No failing or successful conditions
+/// found"). A condition whose matcher wants its own `observedGeneration` and does not have it
+/// yet is passed over.
+// NOTE: `unblockChanges` lets kapp start the changes that wait for the object before it is
+// done; judged alone, such a condition keeps the object in progress, and `apply` lets what
+// waits for it go ahead by judging [`KappConditions::until_unblocked`] first.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KappConditions {
+    #[serde(default)]
+    pub supports_observed_generation: bool,
+    #[serde(default)]
+    pub condition_matchers: Vec<KappConditionMatcher>,
+}
+
+impl KappConditions {
+    /// Whether a condition can let kapp start what waits for the object before it is done.
+    #[must_use]
+    pub fn unblocks(&self) -> bool {
+        self.condition_matchers.iter().any(|m| m.unblock_changes)
+    }
+
+    /// The rule as far as what waits for the object is concerned: an `unblockChanges`
+    /// condition counts as success.
+    #[must_use]
+    pub fn until_unblocked(&self) -> Self {
+        let mut out = self.clone();
+        for m in &mut out.condition_matchers {
+            m.success |= m.unblock_changes;
+        }
+        out
+    }
+
+    /// `type == status`, as written.
+    fn matched<'a>(&'a self, object: &'a Value) -> Vec<(&'a KappConditionMatcher, &'a Value)> {
+        let conditions = object["status"]["conditions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for m in &self.condition_matchers {
+            for c in conditions {
+                let text = |k: &str| c[k].as_str().unwrap_or_default();
+                if text("type") != m.type_ || text("status") != m.status {
+                    continue;
+                }
+                out.push((m, c));
+            }
+        }
+        out
+    }
+}
+
+impl Condition for KappConditions {
+    fn judge(&self, object: &Value, _now: SystemTime) -> Judgement {
+        let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+        let judgement = |status: Status, reason: String| Judgement {
+            status,
+            engine: Engine::KappConditions,
+            reason,
+            expressions: Vec::new(),
+        };
+        if self.supports_observed_generation
+            && object["status"]["observedGeneration"].as_i64().unwrap_or(0) != generation
+        {
+            return judgement(
+                Status::InProgress,
+                format!("waiting for generation {generation} to be observed"),
+            );
+        }
+        let matched = self.matched(object);
+        let mut waiting_for_generation = false;
+        let current = |m: &KappConditionMatcher, c: &Value| {
+            !m.supports_observed_generation
+                || c["observedGeneration"].as_i64().unwrap_or(0) == generation
+        };
+        let describe = |m: &KappConditionMatcher, c: &Value| {
+            format!(
+                "condition {} == {}: {} (message: {})",
+                m.type_,
+                m.status,
+                c["reason"].as_str().unwrap_or_default(),
+                c["message"].as_str().unwrap_or_default()
+            )
+        };
+        for &(m, c) in &matched {
+            if !current(m, c) {
+                waiting_for_generation = true;
+            } else if m.failure {
+                return judgement(Status::Failed, format!("failure {}", describe(m, c)));
+            }
+        }
+        let mut unblock = None;
+        for &(m, c) in &matched {
+            if !current(m, c) {
+                continue;
+            }
+            if m.success {
+                return judgement(Status::Ready, format!("successful {}", describe(m, c)));
+            }
+            if m.unblock_changes {
+                unblock = Some(describe(m, c));
+            }
+        }
+        if waiting_for_generation {
+            return judgement(
+                Status::InProgress,
+                format!(
+                    "waiting for generation {generation} to be observed by status condition(s)"
+                ),
+            );
+        }
+        if let Some(what) = unblock {
+            return judgement(
+                Status::InProgress,
+                format!("{what} unblocks changes in kapp; waiting for a successful condition"),
+            );
+        }
+        judgement(
+            Status::InProgress,
+            "no failing or successful conditions found".to_owned(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod kapp_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn matcher(type_: &str, status: &str) -> KappConditionMatcher {
+        KappConditionMatcher {
+            type_: type_.to_owned(),
+            status: status.to_owned(),
+            ..KappConditionMatcher::default()
+        }
+    }
+
+    /// The rule of kapp's `TestSupportUnblockingChanges` (`test/e2e/order_test.go` @ a89576c).
+    fn unblocking() -> KappConditions {
+        KappConditions {
+            supports_observed_generation: false,
+            condition_matchers: vec![
+                KappConditionMatcher {
+                    unblock_changes: true,
+                    ..matcher("Progressing", "True")
+                },
+                KappConditionMatcher {
+                    success: true,
+                    ..matcher("Available", "True")
+                },
+            ],
+        }
+    }
+
+    fn status(rule: &KappConditions, object: &Value) -> Status {
+        rule.judge(object, SystemTime::UNIX_EPOCH).status
+    }
+
+    fn with(conditions: &Value) -> Value {
+        json!({"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "conditions": conditions}})
+    }
+
+    #[test]
+    fn kapp_conditions_fail_first_then_succeed_else_wait() {
+        // The second example of kapp's docs (config.md "waitRules").
+        let rule = KappConditions {
+            supports_observed_generation: true,
+            condition_matchers: vec![
+                KappConditionMatcher {
+                    failure: true,
+                    ..matcher("Ready", "False")
+                },
+                KappConditionMatcher {
+                    success: true,
+                    supports_observed_generation: true,
+                    ..matcher("Ready", "True")
+                },
+            ],
+        };
+        let ready = json!([{"type": "Ready", "status": "True", "observedGeneration": 2}]);
+        assert_eq!(status(&rule, &with(&ready)), Status::Ready);
+        let j = rule.judge(&with(&json!([{"type": "Ready", "status": "False", "reason": "Crash", "message": "boom"}])), SystemTime::UNIX_EPOCH);
+        assert_eq!(j.status, Status::Failed);
+        assert_eq!(
+            j.reason,
+            "failure condition Ready == False: Crash (message: boom)"
+        );
+        // The condition of an older generation does not count.
+        let stale = json!([{"type": "Ready", "status": "True", "observedGeneration": 1}]);
+        let j = rule.judge(&with(&stale), SystemTime::UNIX_EPOCH);
+        assert_eq!(j.status, Status::InProgress);
+        assert!(
+            j.reason.contains("observed by status condition"),
+            "{}",
+            j.reason
+        );
+        // Nothing counts before the object's generation is observed.
+        let unobserved = json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 2, "conditions": ready}});
+        assert_eq!(
+            rule.judge(&unobserved, SystemTime::UNIX_EPOCH).reason,
+            "waiting for generation 3 to be observed"
+        );
+        // No status, or no matching condition: kapp waits.
+        assert_eq!(status(&rule, &json!({"metadata": {}})), Status::InProgress);
+        let other = json!([{"type": "Synced", "status": "True"}]);
+        assert_eq!(
+            status(&KappConditions::default(), &with(&other)),
+            Status::InProgress
+        );
+    }
+
+    #[test]
+    fn an_unblock_condition_unblocks_what_waits_but_the_object_waits_on() {
+        let rule = unblocking();
+        assert!(rule.unblocks());
+        let progressing = with(&json!([{"type": "Progressing", "status": "True"}]));
+        let j = rule.judge(&progressing, SystemTime::UNIX_EPOCH);
+        assert_eq!(j.status, Status::InProgress);
+        assert!(j.reason.contains("unblocks changes"), "{}", j.reason);
+        assert_eq!(status(&rule.until_unblocked(), &progressing), Status::Ready);
+        let available = with(&json!([{"type": "Available", "status": "True"}]));
+        assert_eq!(status(&rule, &available), Status::Ready);
+        // Serialized as kapp writes it.
+        let json = serde_json::to_value(&rule).expect("serializes");
+        assert_eq!(json["conditionMatchers"][0]["unblockChanges"], true);
+        assert_eq!(
+            serde_json::from_value::<KappConditions>(json).expect("reads"),
+            rule
+        );
+    }
+}

@@ -28,7 +28,9 @@ use serde_json::Value;
 
 use crate::model::annotations::{READINESS_FAILURE, READINESS_SUCCESS};
 pub use argo::ArgoHealth;
-pub use conditions::{AllPropertiesEqual, Exists, PropertyPair};
+pub use conditions::{
+    AllPropertiesEqual, Exists, KappConditionMatcher, KappConditions, PropertyPair,
+};
 use expr::Expression;
 pub use kstatus::KstatusOptions;
 
@@ -68,6 +70,8 @@ pub enum Engine {
     Properties,
     /// Argo CD's built-in health checks ([`ArgoHealth`]).
     ArgoHealth,
+    /// A kapp wait rule's condition matchers ([`KappConditions`]).
+    KappConditions,
 }
 
 impl Engine {
@@ -79,6 +83,7 @@ impl Engine {
             Engine::Exists => "exists",
             Engine::Properties => "all-properties-equal",
             Engine::ArgoHealth => "argo-health",
+            Engine::KappConditions => "kapp-conditions",
         }
     }
 }
@@ -301,6 +306,8 @@ pub enum Readiness {
     Properties(AllPropertiesEqual),
     /// Ready once Argo CD's built-in health check says so.
     ArgoHealth(ArgoHealth),
+    /// Ready by a kapp wait rule's condition matchers.
+    KappConditions(KappConditions),
 }
 
 impl Condition for Readiness {
@@ -311,6 +318,7 @@ impl Condition for Readiness {
             Readiness::Exists(e) => e.judge(object, now),
             Readiness::Properties(p) => p.judge(object, now),
             Readiness::ArgoHealth(a) => a.judge(object, now),
+            Readiness::KappConditions(k) => k.judge(object, now),
         }
     }
 
@@ -321,6 +329,7 @@ impl Condition for Readiness {
             Readiness::Exists(e) => e.status(object, now),
             Readiness::Properties(p) => p.status(object, now),
             Readiness::ArgoHealth(a) => a.status(object, now),
+            Readiness::KappConditions(k) => k.status(object, now),
         }
     }
 }

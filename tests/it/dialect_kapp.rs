@@ -399,3 +399,157 @@ fn auto_picks_kapp_for_a_kapp_chart() {
         assert_eq!(auto, (code, out, err), "{args:?}");
     }
 }
+
+/// kapp configuration in the chart (`fixtures/dialects/kapp/config.yaml`, built on kapp's
+/// `TestSupportUnblockingChanges` and its configuration docs): the bindings of the `Config`
+/// and of the `ConfigMap` labelled `kapp.k14s.io/config` join kapp's default ones, in the text
+/// and the JSON plan; the `Config` is not applied, the `ConfigMap` is.
+#[test]
+fn kapp_reads_the_configuration_a_chart_carries() {
+    let pod_related = "change-groups.kapp.k14s.io/pod-related";
+    let second = format!("{pod_related}#2");
+    assert_steps(
+        "config",
+        &vec![
+            (pod_related, vec!["ConfigMap/kapp-config"], vec![]),
+            // kapp's e2e test: the CronTab first, then `test-cm` (`upsert after upserting cr`).
+            ("cr", vec!["CronTab/my-new-cron-object-1"], vec![0]),
+            (second.as_str(), vec!["ConfigMap/test-cm"], vec![1]),
+            // The `Config`'s group binding and rule binding.
+            ("apps.big.co/db", vec!["StatefulSet/db"], vec![0, 2]),
+            // The ConfigMap's: namespaced Deployments are `apps.big.co/deployment`, which the
+            // Job named by `kindNamespaceNameMatcher` waits for.
+            (
+                "apps.big.co/deployment",
+                vec!["Deployment/app"],
+                vec![0, 2, 3],
+            ),
+            ("ungrouped", vec!["Job/smoke"], vec![0, 2, 4]),
+        ],
+    );
+    let parsed = plan_json("config");
+    assert_eq!(names(&parsed, "not_installed"), ["kapp-config"]);
+    let (code, text, err) = kapp("config", &["plan"]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "4. apps.big.co/db (after 1, 3): StatefulSet/db",
+        "5. apps.big.co/deployment (after 1, 3, 4): Deployment/app",
+        "6. ungrouped (after 1, 3, 5): Job/smoke",
+        "Not applied on install: Config/kapp-config",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    // Without the configuration, kapp orders the StatefulSet, the Deployment and the Job
+    // only after the ConfigMaps.
+    let stripped: String = std::fs::read_to_string("fixtures/dialects/kapp/config.yaml")
+        .expect("fixture")
+        .split("\n---\n")
+        .filter(|d| !d.contains("kapp.k14s.io/v1alpha1"))
+        .collect::<Vec<_>>()
+        .join("\n---\n");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("stripped.yaml");
+    std::fs::write(&path, stripped).expect("writes");
+    let (code, text, err) = run(chartseq().args(["plan", "--dialect", "kapp"]).arg(&path));
+    assert_eq!(code, 0, "{err}");
+    assert!(!text.contains("apps.big.co"), "{text}");
+}
+
+/// What kapp refuses in a chart's configuration, and two different objects of one identity,
+/// each at its place, by `plan` and by `lint` alike (`fixtures/dialects/kapp/config-invalid.yaml`).
+#[test]
+fn kapp_refuses_configuration_it_cannot_read_and_two_objects_of_one_identity() {
+    let err = refused("config-invalid");
+    let expected = [
+        (
+            "kapp config: \"webMatcher\" is a resource matcher kapp does not know",
+            "config-invalid.yaml:17:5 (from bad/templates/kapp-config.yaml)",
+        ),
+        (
+            "kapp config: \"upsert after upserting apps.big.co/{nmae}\" is using an unknown placeholder `{nmae}`",
+            "config-invalid.yaml:27:5 (from bad/templates/kapp-rules.yaml)",
+        ),
+        (
+            "is labelled `kapp.k14s.io/config` without `data.\"config.yml\"`",
+            "config-invalid.yaml:33:1 (from bad/templates/labelled.yaml)",
+        ),
+        (
+            "kapp resource identity: \"configmap/settings (v1) cluster\" is found multiple times with different content (kapp: \"Found resource 'configmap/settings (v1) cluster' multiple times with different content\")",
+            "config-invalid.yaml:51:1 (from bad/templates/settings-again.yaml)",
+        ),
+    ];
+    for (message, at) in expected {
+        let line = err
+            .lines()
+            .position(|l| l.contains(message))
+            .unwrap_or_else(|| panic!("{message}: {err}"));
+        let next = err.lines().nth(line + 1).unwrap_or_default();
+        assert!(next.contains(at), "{message}: {next}");
+    }
+    assert_eq!(
+        err.matches("kapp would refuse to install").count(),
+        4,
+        "{err}"
+    );
+    let (code, out, _) = run(chartseq().args([
+        "lint",
+        "fixtures/dialects/kapp/config-invalid.yaml",
+        "--format",
+        "concise",
+    ]));
+    assert_eq!(code, 1, "{out}");
+    // Each at its template line.
+    for at in [
+        "bad/templates/kapp-config.yaml:8:5",
+        "bad/templates/kapp-rules.yaml:8:5",
+        "bad/templates/labelled.yaml:2:1",
+        "bad/templates/settings-again.yaml:2:1",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(at) && l.contains("CS602")),
+            "{at}: {out}"
+        );
+    }
+}
+
+/// The same object twice is one object for kapp: applied once, the copy listed as not applied.
+#[test]
+fn kapp_applies_the_same_object_twice_once() {
+    let doc = "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\n  annotations:\n    kapp.k14s.io/change-group: g\ndata:\n  k: v\n";
+    let copy = doc.replace("templates/a.yaml", "templates/b.yaml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("twice.yaml");
+    std::fs::write(&path, format!("{doc}{copy}")).expect("writes");
+    let (code, json, err) = run(chartseq()
+        .args(["plan", "--dialect", "kapp", "--format", "json"])
+        .arg(&path));
+    assert_eq!(code, 0, "{err}");
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(names(&parsed, "not_installed"), ["same"]);
+    assert_eq!(steps(&parsed).len(), 1);
+}
+
+/// A bound rule naming a group no object is in: kapp passes over it, and so does the plan,
+/// warning at the rule in the configuration.
+#[test]
+fn kapp_reports_bound_rules_that_name_no_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bound.yaml");
+    std::fs::write(
+        &path,
+        "---\n# Source: c/templates/config.yaml\napiVersion: kapp.k14s.io/v1alpha1\nkind: Config\nmetadata:\n  name: c\nchangeRuleBindings:\n- rules: [\"upsert after upserting apps.big.co/nothing\"]\n  resourceMatchers:\n  - allMatcher: {}\n---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+    )
+    .expect("writes");
+    let (code, out, err) = run(chartseq().args(["plan", "--dialect", "kapp"]).arg(&path));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1. ungrouped: ConfigMap/cm"), "{out}");
+    assert!(
+        err.contains("warning[CS603]: kapp config changeRuleBindings: `apps.big.co/nothing` is a change group no object of the release is in"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bound.yaml:8:11 (from c/templates/config.yaml)"),
+        "{err}"
+    );
+}

@@ -726,3 +726,162 @@ fn argo_does_not_wait_for_the_last_wave_without_hooks() {
         "{err}"
     );
 }
+
+/// kapp's wait rules from a `Config` in the chart, as kapp's own e2e test
+/// `TestSupportUnblockingChanges` (carvel-dev/kapp @ a89576c `test/e2e/order_test.go`) runs
+/// them: the Widget's `Progressing` condition (`unblockChanges`) lets `test-cm`, which waits
+/// for the Widget's group, be applied while the Widget is still waited for; the deploy ends
+/// only once its `Available` condition (`success`) is there. The conditions are written with
+/// kubectl, as the test writes them (no controller runs for a custom resource here).
+#[test]
+fn kapp_wait_rule_conditions_unblock_then_finish_the_deploy() {
+    let Some(ns) = Ns::new("kapp-wait-rules") else {
+        return;
+    };
+    let group = format!("{}.example.com", ns.name);
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
+    let text = format!(
+        r#"---
+# Source: shop/crds/widget.yaml
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {{status: {{}}}}
+    schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+---
+# Source: shop/templates/kapp-config.yaml
+apiVersion: kapp.k14s.io/v1alpha1
+kind: Config
+metadata:
+  name: kapp-config
+waitRules:
+- conditionMatchers:
+  - type: Failed
+    status: "True"
+    failure: true
+  - type: Progressing
+    status: "True"
+    unblockChanges: true
+  - type: Available
+    status: "True"
+    success: true
+  resourceMatchers:
+  - apiGroupKindMatcher: {{apiGroup: {group}, kind: Widget}}
+---
+# Source: shop/templates/widget.yaml
+apiVersion: {group}/v1
+kind: Widget
+metadata:
+  name: w
+  annotations:
+    kapp.k14s.io/change-group: "cr"
+spec: {{size: 1}}
+---
+# Source: shop/templates/test-cm.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: test-cm
+  annotations:
+    kapp.k14s.io/change-rule: "upsert after upserting cr"
+"#
+    );
+    let path = ns.file("stream.yaml", &text);
+    let (kubectl, kubeconfig, namespace) = (
+        ns.kubectl.clone(),
+        ns.cluster.kubeconfig.clone(),
+        ns.name.clone(),
+    );
+    let resource = format!("widgets.{group}");
+    let writer = std::thread::spawn(move || {
+        let run_kubectl = |args: &[&str]| {
+            crate::run(
+                std::process::Command::new(&kubectl)
+                    .args(args)
+                    .args(["-n", &namespace, "--kubeconfig"])
+                    .arg(&kubeconfig)
+                    .env_remove("KUBECONFIG"),
+            )
+            .0
+        };
+        let wait_for = |what: &[&str]| {
+            let started = std::time::Instant::now();
+            while run_kubectl(&[&["get"], what].concat()) != 0
+                && started.elapsed() < std::time::Duration::from_secs(90)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        };
+        let conditions = |list: &str| format!("{{\"status\":{{\"conditions\":[{list}]}}}}");
+        let status = |patch: &str| {
+            run_kubectl(&[
+                "patch",
+                &resource,
+                "w",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                patch,
+            ])
+        };
+        wait_for(&[&resource, "w"]);
+        // Left in progress a while: `test-cm` must not go out before the unblocking condition.
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        status(&conditions(r#"{"type":"Progressing","status":"True"}"#));
+        wait_for(&["configmap", "test-cm"]);
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        status(&conditions(
+            r#"{"type":"Progressing","status":"True"},{"type":"Available","status":"True"}"#,
+        ));
+    });
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "kapp",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    writer.join().expect("the status writer ends");
+    assert!(out.contains("status deployed"), "{out}");
+    let audit = ns.audit();
+    let patches: Vec<&str> = audit
+        .events
+        .iter()
+        .filter(|e| e.resource == "widgets" && e.subresource == "status" && e.verb == "patch")
+        .map(|e| e.received.as_str())
+        .collect();
+    assert_eq!(patches.len(), 2, "{audit}");
+    // Applied once the Widget unblocked it, before the Widget was done.
+    let cm = audit.created("ConfigMap", "test-cm").received.clone();
+    assert!(
+        cm.as_str() > patches[0] && cm.as_str() < patches[1],
+        "{audit}"
+    );
+    // The release is recorded deployed only after the success condition.
+    let deployed = audit
+        .events
+        .iter()
+        .filter(|e| {
+            e.resource == "secrets"
+                && e.name.starts_with("sh.helm.release.v1.shop.")
+                && matches!(e.verb.as_str(), "create" | "update" | "patch")
+        })
+        .map(|e| e.received.as_str())
+        .max()
+        .expect("the release is stored");
+    assert!(deployed > patches[1], "{audit}");
+    // The Config object is kapp's: never sent.
+    assert!(!audit.written("Config", "kapp-config"), "{audit}");
+}
