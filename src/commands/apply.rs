@@ -133,7 +133,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Failure::Tool(Error::io("starting the async runtime", &e)))
+        .map_err(|e| Failure::Tool(Error::io("starting the async runtime", e)))
 }
 
 async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn Cluster>, Failure> {
@@ -236,11 +236,7 @@ fn report(
         }
         Err(e) => {
             apply_summary::write_failed(out, renderer, &e)?;
-            writeln!(
-                err,
-                "chartseq: error: {}",
-                crate::safe::terminal_safe(&e.to_string())
-            )?;
+            super::write_error(err, &e.to_string(), None)?;
             Ok(Outcome::Findings)
         }
     }
@@ -349,9 +345,10 @@ pub fn apply(
             err,
         )?;
         if gate.failed {
-            writeln!(
+            super::write_error(
                 err,
-                "chartseq: error: lint found errors; fix them, or deploy anyway with --no-lint"
+                "lint found errors; fix them, or deploy anyway with --no-lint",
+                None,
             )?;
             return Ok(Outcome::Findings);
         }
@@ -370,9 +367,10 @@ pub fn apply(
         super::report_outside_v3(&model, &input, err)?;
     }
     if super::report_bad_documents_in(&model, dialect, err)? && !settings.no_lint {
-        writeln!(
+        super::write_error(
             err,
-            "chartseq: error: the chart has documents that cannot be applied (use --no-lint to deploy the rest)"
+            "the chart has documents that cannot be applied (use --no-lint to deploy the rest)",
+            None,
         )?;
         return Ok(Outcome::Findings);
     }
@@ -504,11 +502,7 @@ fn preview(
         Ok(p) => p,
         Err(RunError::CannotRun(message)) => return Err(Failure::Tool(Error::new(message))),
         Err(e) => {
-            writeln!(
-                err,
-                "chartseq: error: {}",
-                crate::safe::terminal_safe(&e.to_string())
-            )?;
+            super::write_error(err, &e.to_string(), None)?;
             return Ok(Outcome::Findings);
         }
     };
@@ -526,9 +520,10 @@ fn preview(
         apply::preview::write_text(out, &preview)?;
     }
     if preview.blocked() {
-        writeln!(
+        super::write_error(
             err,
-            "chartseq: error: the release would not apply: see the objects marked refused or failed"
+            "the release would not apply: see the objects marked refused or failed",
+            None,
         )?;
         return Ok(Outcome::Findings);
     }

@@ -133,11 +133,13 @@ fn load_side(
         let mut e = e;
         if let Some((revision, _, copy)) = &checkout {
             // The temporary copy means nothing to the user: its paths become `REF:path`.
-            e.message = unlabel(&e.message, copy, revision);
-            e.detail = e.detail.map(|d| unlabel(&d, copy, revision));
+            e = e.map_text(
+                |m| unlabel(m, copy, revision),
+                |d| unlabel(d, copy, revision),
+            );
         }
-        if !e.message.contains(text) {
-            e.message = format!("{text}: {}", e.message);
+        if !e.message().contains(text) {
+            e = e.map_text(|m| format!("{text}: {m}"), str::to_owned);
         }
         Failure::Tool(e)
     })?;
@@ -208,7 +210,7 @@ pub fn diff(
                 options.step_summary.as_ref(),
             )?;
             std::fs::write(path, buffer)
-                .map_err(|e| Error::io(format!("cannot write {}", display_path(path)), &e))?;
+                .map_err(|e| Error::io(format!("cannot write {}", display_path(path)), e))?;
         }
         None => write_diff(
             out,

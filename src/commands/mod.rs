@@ -7,7 +7,6 @@ pub mod lint;
 pub mod migrate;
 pub mod readiness;
 
-use std::fmt;
 use std::io::{self, Write};
 
 use crate::error::Error;
@@ -25,31 +24,34 @@ pub enum Outcome {
 }
 
 /// The command could not do its job (exit 2).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
-    Tool(Error),
-    Io(io::Error),
+    #[error("{0}")]
+    Tool(#[source] Error),
+    #[error("writing output: {0}")]
+    Io(#[source] io::Error),
     /// Already explained on standard error (with a source snippet); exit 2 quietly.
+    #[error("see above")]
     Reported,
 }
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Tool(e) => e.fmt(f),
-            Failure::Io(e) => write!(f, "writing output: {e}"),
-            Failure::Reported => f.write_str("see above"),
-        }
+/// The one rendering of a failure of the tool, for every command: `chartseq: error: ` and
+/// what failed, then its detail (helm's words, a hint) on the lines below
+/// ([`crate::error::report`]).
+pub fn write_failure(err: &mut dyn Write, failure: &Failure) -> io::Result<()> {
+    match failure {
+        Failure::Tool(e) => write_error(err, &e.to_string(), e.detail()),
+        other => write_error(err, &other.to_string(), None),
     }
 }
 
-/// The one rendering of a failure of the tool, for every command: `chartseq: error: ` and
-/// what failed, then its detail (helm's words, a hint) on the lines below.
-pub fn write_failure(err: &mut dyn Write, failure: &Failure) -> io::Result<()> {
+/// [`write_failure`] for an error that stops a command without being the tool's failure (a
+/// deploy that failed, exit 1).
+pub fn write_error(err: &mut dyn Write, message: &str, detail: Option<&str>) -> io::Result<()> {
     writeln!(
         err,
         "chartseq: error: {}",
-        crate::safe::terminal_safe(&failure.to_string())
+        crate::safe::terminal_safe(&crate::error::report(message, detail))
     )
 }
 
@@ -359,4 +361,77 @@ pub fn template(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rendered(failure: &Failure) -> String {
+        let mut text = Vec::new();
+        write_failure(&mut text, failure).expect("written to memory");
+        String::from_utf8(text).expect("UTF-8")
+    }
+
+    /// The texts the integration tests expect (`tests/it/cli.rs`, the `readiness_invalid_*`
+    /// snapshots), from the error each command builds for them.
+    #[test]
+    fn the_renderer_writes_what_the_commands_always_printed() {
+        assert_eq!(
+            rendered(&Error::invalid("nonexistent: no such path").into()),
+            "chartseq: error: nonexistent: no such path\n"
+        );
+        assert_eq!(
+            rendered(&Error::invalid("HEAD:nope: no `nope` at revision HEAD").into()),
+            "chartseq: error: HEAD:nope: no `nope` at revision HEAD\n"
+        );
+        let caret = "  {.conditions[?(@.type==\"Failed\" && @.status==\"True\")]} == x\n                                  ^";
+        assert_eq!(
+            rendered(
+                &Error::usage(
+                    "--failure #2: invalid failure expression: invalid JSONPath: unrecognized character in action: U+0026 '&'"
+                )
+                .with_detail(caret)
+                .into()
+            ),
+            format!(
+                "chartseq: error: --failure #2: invalid failure expression: invalid JSONPath: unrecognized character in action: U+0026 '&'\n{caret}\n"
+            )
+        );
+        let caret = "  {.succeeded}==1\n              ^";
+        let message = "fixtures/readiness/invalid.yaml:1: Job/migrate: helm.sh/readiness-success[0]: invalid success expression: unsupported operator `==1`: use one of == != < <= > >= (the operator must be separated from the value by whitespace, e.g. `{.x} == 1`)";
+        assert_eq!(
+            rendered(&Error::invalid(message).with_detail(caret).into()),
+            format!("chartseq: error: {message}\n{caret}\n")
+        );
+    }
+
+    #[test]
+    fn io_failures_name_what_failed_and_the_os_error_once() {
+        let os = io::Error::new(io::ErrorKind::PermissionDenied, "Permission denied");
+        assert_eq!(
+            rendered(&Error::io("cannot write out/lint.sarif", os).into()),
+            "chartseq: error: cannot write out/lint.sarif: Permission denied\n"
+        );
+        let os = io::Error::new(io::ErrorKind::StorageFull, "No space left on device");
+        assert_eq!(
+            rendered(&Failure::Io(os)),
+            "chartseq: error: writing output: No space left on device\n"
+        );
+    }
+
+    #[test]
+    fn text_from_the_input_is_escaped_in_every_line() {
+        assert_eq!(
+            rendered(
+                &Error::invalid("a\u{1b}[31m: no such path")
+                    .with_detail("b\u{7}")
+                    .into()
+            ),
+            format!(
+                "chartseq: error: {}\n",
+                crate::safe::terminal_safe("a\u{1b}[31m: no such path\nb\u{7}")
+            )
+        );
+    }
 }

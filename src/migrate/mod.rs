@@ -323,7 +323,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     if settings.write {
         for file in &edited.files {
             std::fs::write(&file.disk_path, &file.new_text)
-                .map_err(|e| Error::io(format!("cannot write {}", file.disk_path.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot write {}", file.disk_path.display()), e))?;
             written.push(file.disk_path.clone());
         }
     }

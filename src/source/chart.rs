@@ -184,7 +184,7 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: ChartLimits) -> Result
     } else {
         let bytes = read::file(path, budget.bytes).map_err(|e| match e {
             read::ReadError::TooBig(_) => too_big(&shown, &shown, limits),
-            read::ReadError::Io(e) => Error::io(format!("cannot read chart archive {shown}"), &e),
+            read::ReadError::Io(e) => Error::io(format!("cannot read chart archive {shown}"), e),
         })?;
         budget.spend(bytes.len() as u64, &shown)?;
         read_archive(&shown, &bytes, &mut budget)?
@@ -218,7 +218,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
     let canonical_root = root.canonicalize().map_err(|e| {
         Error::io(
             format!("cannot read chart directory {}", display_path(root)),
-            &e,
+            e,
         )
     })?;
     let mut files = BTreeMap::new();
@@ -230,7 +230,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
     while let Some((rel_dir, ancestors, through_link)) = pending.pop() {
         let dir = root.join(&rel_dir);
         let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Error::io(format!("cannot read directory {}", display_path(&dir)), &e))?;
+            .map_err(|e| Error::io(format!("cannot read directory {}", display_path(&dir)), e))?;
         let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
         entries.sort_by_key(std::fs::DirEntry::file_name);
         for entry in entries {
@@ -241,7 +241,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
             // Follows links; a broken link fails here, as it fails Helm.
             let meta = std::fs::metadata(&full).map_err(|e| {
                 let what = if is_link { "symbolic link " } else { "" };
-                Error::io(format!("cannot read {what}{}", display_path(&full)), &e)
+                Error::io(format!("cannot read {what}{}", display_path(&full)), e)
             })?;
             if meta.is_dir() {
                 if !wanted(&rel_text, true) {
@@ -249,7 +249,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
                 }
                 let target = full
                     .canonicalize()
-                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), e))?;
                 if ancestors.contains(&target) {
                     return Err(Error::new(format!(
                         "{}: symbolic link loop: it leads back to {}, which contains it",
@@ -277,7 +277,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
             // what the tree may still hold.
             let bytes = read::file(&full, budget.bytes).map_err(|e| match e {
                 read::ReadError::TooBig(_) => too_big(&shown, &budget.root, budget.limits),
-                read::ReadError::Io(e) => Error::io(format!("cannot read {shown}"), &e),
+                read::ReadError::Io(e) => Error::io(format!("cannot read {shown}"), e),
             })?;
             budget.spend(bytes.len() as u64, &shown)?;
             if through_link || is_link {

@@ -59,7 +59,7 @@ fn git_in(dir: Option<&Path>, args: &[&str], limit: u64) -> Result<GitOutput, Er
     }
     cmd.args(args);
     let captured = read::run(&mut cmd, limit, None)
-        .map_err(|e| Error::io("cannot run git", &e))?
+        .map_err(|e| Error::io("cannot run git", e))?
         .ok_or_else(|| Error::new("git did not finish"))?;
     let stdout = captured.stdout.map_err(|e| {
         e.describe(
@@ -305,7 +305,7 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
     };
     let root = dir.join("repository");
     std::fs::create_dir(&root)
-        .map_err(|e| Error::io(format!("cannot create {}", root.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", root.display()), e))?;
     let mut budget = Budget {
         bytes: limits.max_archive_bytes,
         files: limits.max_files,
@@ -371,7 +371,7 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
         target.push(part);
         if part != "." && part != ".." && target.symlink_metadata().is_err() {
             std::fs::create_dir(&target)
-                .map_err(|e| Error::io(format!("cannot create {}", target.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot create {}", target.display()), e))?;
         }
     }
     Ok(Checkout {
@@ -398,7 +398,7 @@ fn make_link(snapshot: &Snapshot<'_>, root: &Path, at: &str, target: &str) -> Re
     }
     if let Some(parent) = place.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), &e))?;
+            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
     }
     #[cfg(unix)]
     {
@@ -408,7 +408,7 @@ fn make_link(snapshot: &Snapshot<'_>, root: &Path, at: &str, target: &str) -> Re
                     "{}:{at}: cannot recreate the symbolic link",
                     snapshot.revision.rev
                 ),
-                &e,
+                e,
             )
         })
     }
@@ -460,7 +460,7 @@ fn materialize(
             }
             budget.bytes -= archive.stdout.len() as u64;
             std::fs::create_dir_all(&place)
-                .map_err(|e| Error::io(format!("cannot create {}", place.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot create {}", place.display()), e))?;
             unpack(snapshot, &archive.stdout, root, real, budget, queue)
         }
         "blob" => {
@@ -490,7 +490,7 @@ fn write_new(root: &Path, place: &Path, bytes: &[u8]) -> Result<(), Error> {
     }
     let parent = place.parent().unwrap_or(root);
     std::fs::create_dir_all(parent)
-        .map_err(|e| Error::io(format!("cannot create {}", parent.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
     let inside = match (parent.canonicalize(), root.canonicalize()) {
         (Ok(p), Ok(r)) => p.starts_with(r),
         _ => false,
@@ -502,7 +502,7 @@ fn write_new(root: &Path, place: &Path, bytes: &[u8]) -> Result<(), Error> {
         )));
     }
     std::fs::write(place, bytes)
-        .map_err(|e| Error::io(format!("cannot write {}", place.display()), &e))
+        .map_err(|e| Error::io(format!("cannot write {}", place.display()), e))
 }
 
 /// Unpacks `git archive` output for repository path `base` under `root`: directories and
@@ -516,7 +516,7 @@ fn unpack(
     queue: &mut Vec<(String, String)>,
 ) -> Result<(), Error> {
     let revision = snapshot.revision;
-    let corrupt = |e: std::io::Error| Error::io(format!("{revision}: cannot unpack the tree"), &e);
+    let corrupt = |e: std::io::Error| Error::io(format!("{revision}: cannot unpack the tree"), e);
     let mut archive = tar::Archive::new(tar_bytes);
     for entry in archive.entries().map_err(corrupt)? {
         let mut entry = entry.map_err(corrupt)?;
@@ -547,7 +547,7 @@ fn unpack(
         let place = root.join(&at);
         if kind.is_dir() {
             std::fs::create_dir_all(&place)
-                .map_err(|e| Error::io(format!("cannot create {}", place.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot create {}", place.display()), e))?;
         } else if kind.is_symlink() {
             let target = entry
                 .link_name_bytes()

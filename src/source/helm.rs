@@ -108,7 +108,7 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
             let text = serde_json::to_string(&layer)
                 .map_err(|e| Error::new(format!("cannot write the reused values: {e}")))?;
             std::fs::write(&path, text)
-                .map_err(|e| Error::io(format!("cannot write {}", path.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
             Ok((dir, path))
         })
         .transpose()?;
@@ -141,7 +141,7 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
         Some(options.timeout),
         &options.cancel,
     )
-    .map_err(|e| Error::io(format!("cannot run {}", helm.display()), &e))?
+    .map_err(|e| Error::io(format!("cannot run {}", helm.display()), e))?
     {
         read::Ended::Finished(captured) => captured,
         read::Ended::TimedOut => {
@@ -184,15 +184,13 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     let status = captured.status;
     if !status.success() {
         let stderr = String::from_utf8_lossy(&err).trim_end().to_owned();
-        return Err(Error::new(format!(
-            "helm template failed for {} ({status})",
-            display_path(chart)
-        ))
-        .with_detail(stderr.clone())
-        .with_render_failure(crate::error::RenderFailure {
-            chart: chart.to_path_buf(),
-            stderr,
-        }));
+        return Err(Error::render(
+            status,
+            crate::error::RenderFailure {
+                chart: chart.to_path_buf(),
+                stderr,
+            },
+        ));
     }
     Ok(out)
 }
