@@ -99,7 +99,7 @@ impl ClusterSettings {
     /// the default cut to `--timeout`, so that `--timeout 30s` alone works.
     pub fn readiness(&self) -> Result<Duration, Error> {
         match self.readiness_timeout {
-            Some(r) if r > self.timeout => Err(Error::new(format!(
+            Some(r) if r > self.timeout => Err(Error::usage(format!(
                 "--readiness-timeout ({}) must not exceed --timeout ({})",
                 go_duration(r),
                 go_duration(self.timeout)
@@ -139,7 +139,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
 async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn Cluster>, Failure> {
     let cluster = KubeCluster::connect(&settings.connection)
         .await
-        .map_err(|e| Failure::Tool(Error::new(e.message)))?;
+        .map_err(|e| Failure::Tool(Error::Cluster(e)))?;
     Ok(Arc::new(cluster))
 }
 
@@ -150,7 +150,7 @@ async fn check_namespace(cluster: &dyn Cluster, namespace: &str) -> Result<(), F
         return Ok(());
     };
     match cluster.get(&kind, None, namespace).await {
-        Ok(None) => Err(Failure::Tool(Error::new(format!(
+        Ok(None) => Err(Failure::Tool(Error::usage(format!(
             "namespace {namespace} does not exist: create it, or pass --create-namespace"
         )))),
         Ok(Some(_)) | Err(_) => Ok(()),
@@ -296,7 +296,7 @@ pub fn apply(
                 &cs.namespace,
                 &settings.release,
             ))
-            .map_err(|e| Failure::Tool(Error::new(e.to_string())))?;
+            .map_err(|e| Failure::Tool(Error::Storage(e)))?;
         let given = crate::source::values::user_values(
             &input.helm.values,
             &mut crate::source::SourceMap::default(),
@@ -313,7 +313,7 @@ pub fn apply(
     let dialect = settings
         .dialect
         .resolve(&model)
-        .map_err(|mixed| Failure::Tool(Error::new(mixed.message(&model))))?;
+        .map_err(|mixed| Failure::Tool(Error::invalid(mixed.message(&model))))?;
     if dialect == plan::Dialect::Kapp {
         // kapp never creates an object marked `exists`, it waits for someone else to: applying
         // it would make chartseq the owner of what the chart says it does not own.
@@ -326,7 +326,7 @@ pub fn apply(
             .map(|r| format!("{} ({})", r.id, plan::output::position(&model, r.kind_loc)))
             .collect();
         if !marked.is_empty() {
-            return Err(Failure::Tool(Error::new(format!(
+            return Err(Failure::Tool(Error::invalid(format!(
                 "kapp never creates an object marked `{}`, it waits for it to exist, and chartseq apply does not deploy such objects: {}; remove the annotation, or deploy the chart with kapp",
                 crate::model::kapp::EXISTS,
                 marked.join(", ")
@@ -464,7 +464,7 @@ fn check_names(model: &model::Model, namespace: &str) -> Result<(), Failure> {
     if problems.is_empty() {
         return Ok(());
     }
-    Err(Failure::Tool(Error::new(format!(
+    Err(Failure::Tool(Error::invalid(format!(
         "the API server would refuse these names; nothing was sent:\n  {}",
         problems.join("\n  ")
     ))))
@@ -653,7 +653,7 @@ fn recorded(settings: &ReleaseSettings, err: &mut dyn Write) -> Result<Recorded,
             &cs.namespace,
             &settings.release,
         ))
-        .map_err(|e| Error::new(e.to_string()))?;
+        .map_err(Error::Storage)?;
     warn_skipped(err, &listing.skipped)?;
     let records = listing.records;
     if records.is_empty() {
@@ -710,7 +710,7 @@ pub fn list(
     let namespace = (!settings.all_namespaces).then_some(cs.namespace.as_str());
     let listing = rt
         .block_on(apply::releases(cluster.as_ref(), cs.driver, namespace))
-        .map_err(|e| Error::new(e.to_string()))?;
+        .map_err(Error::Storage)?;
     warn_skipped(err, &listing.skipped)?;
     release_info::write_list(out, &listing.records, cs.progress == Progress::Json)?;
     Ok(Outcome::Clean)

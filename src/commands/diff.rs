@@ -52,7 +52,7 @@ fn locate(text: &str, input: &Input) -> Result<(PathBuf, Option<FromGit>), Failu
             let copy = checkout(&revision, dir.path(), input.chart_limits)?;
             Ok((copy.target.clone(), Some((revision, dir, copy))))
         }
-        None => Err(Error::new(format!("{text}: no such chart, stream or file"))
+        None => Err(Error::usage(format!("{text}: no such chart, stream or file"))
             .with_detail("a side is a chart directory, a packaged chart (.tgz), a rendered stream, `-`, or REF:path for a chart at a git revision")
             .into()),
     }
@@ -165,7 +165,7 @@ fn settings(options: &DiffOptions) -> Result<Settings, Failure> {
     };
     let config = match options.config.clone().or_else(|| config::discover(&start)) {
         Some(path) => {
-            Config::load(&path).map_err(|e| Error::new(format!("{}: {}", e.path, e.message)))?
+            Config::load(&path).map_err(|e| Error::invalid(format!("{}: {}", e.path, e.message)))?
         }
         None => Config::default(),
     };
@@ -184,7 +184,7 @@ pub fn diff(
     _err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     if options.old == "-" && options.new == "-" {
-        return Err(Error::new("OLD and NEW cannot both be standard input (`-`)").into());
+        return Err(Error::usage("OLD and NEW cannot both be standard input (`-`)").into());
     }
     let settings = settings(options)?;
     let old = load_side(&options.old, &options.old_values, options, &settings)?;

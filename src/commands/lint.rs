@@ -215,7 +215,7 @@ fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<Pa
         let shown = crate::source::display_path(&path);
         if charts.is_empty() {
             if single {
-                return Err(crate::error::Error::new(format!(
+                return Err(crate::error::Error::usage(format!(
                     "no Chart.yaml in {shown} or below it: no chart to lint"
                 ))
                 .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz), a rendered manifest stream file, or - for standard input")
@@ -231,7 +231,7 @@ fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<Pa
         out.extend(charts);
     }
     if out.is_empty() {
-        return Err(crate::error::Error::new("no chart among the targets")
+        return Err(crate::error::Error::usage("no chart among the targets")
             .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz) or a rendered manifest stream")
             .into());
     }
@@ -300,7 +300,7 @@ fn lintable(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Fa
         }
     }
     if kept.is_empty() {
-        return Err(crate::error::Error::new("no chart among the targets")
+        return Err(crate::error::Error::usage("no chart among the targets")
             .with_detail("a target is a chart directory (with Chart.yaml), a chart archive (.tgz) or a rendered manifest stream")
             .into());
     }
@@ -627,7 +627,7 @@ pub fn gate(
     let config = match config::discover(&start).map(|path| Config::load(&path)) {
         Some(Ok(c)) => c,
         Some(Err(e)) => {
-            return Err(crate::error::Error::new(format!("{}: {}", e.path, e.message)).into());
+            return Err(crate::error::Error::invalid(format!("{}: {}", e.path, e.message)).into());
         }
         None => Config::default(),
     };
@@ -679,7 +679,7 @@ pub fn gate(
 /// `chartseq explain CODE`.
 pub fn explain(code: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, Failure> {
     let Some(rule) = crate::rules::find(code) else {
-        return Err(Failure::Tool(crate::error::Error::new(format!(
+        return Err(Failure::Tool(crate::error::Error::usage(format!(
             "`{code}` is not a rule code or name (see `chartseq rules`)"
         ))));
     };

@@ -155,7 +155,7 @@ fn load_and_plan(
     let model = model::load(input)?;
     let dialect = dialect
         .resolve(&model)
-        .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
+        .map_err(|mixed| Failure::Tool(crate::error::Error::invalid(mixed.message(&model))))?;
     let bad = report_bad_documents_in(&model, dialect, err)?;
     report_values_mismatch(&model, err)?;
     if dialect == plan::Dialect::Hip {
