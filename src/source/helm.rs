@@ -52,7 +52,7 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
             Ok(path.to_path_buf())
         } else {
             Err(
-                Error::new(format!("--helm {}: no such file", display_path(path)))
+                Error::usage(format!("--helm {}: no such file", display_path(path)))
                     .with_detail(INSTALL_HINT),
             )
         };
@@ -63,7 +63,7 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
             Ok(path)
         } else {
             Err(
-                Error::new(format!("$CHARTSEQ_HELM={}: no such file", path.display()))
+                Error::usage(format!("$CHARTSEQ_HELM={}: no such file", path.display()))
                     .with_detail(INSTALL_HINT),
             )
         };
@@ -76,7 +76,7 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
             }
         }
     }
-    Err(Error::new(
+    Err(Error::program(
         "helm not found on PATH; chartseq renders chart directories with `helm template`",
     )
     .with_detail(INSTALL_HINT))
@@ -145,13 +145,13 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     {
         read::Ended::Finished(captured) => captured,
         read::Ended::TimedOut => {
-            return Err(Error::new(format!(
+            return Err(Error::program(format!(
                 "helm template did not finish within --helm-timeout {}",
                 crate::duration::go_duration(options.timeout)
             )));
         }
         read::Ended::Cancelled => {
-            return Err(Error::new(format!(
+            return Err(Error::program(format!(
                 "helm template for {} was cancelled",
                 display_path(chart)
             )));
@@ -210,7 +210,7 @@ pub fn validate_release_name(name: &str) -> Result<()> {
             && bytes.iter().all(|b| alnum(b) || *b == b'-')
     };
     if name.is_empty() || name.len() > MAX_RELEASE_NAME || !name.split('.').all(label_ok) {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "invalid release name {name:?}: helm accepts at most {MAX_RELEASE_NAME} characters, dot-separated labels of lowercase letters, digits and `-`, each starting and ending with a letter or digit"
         )));
     }

@@ -33,7 +33,7 @@ impl Cap<'_> {
         let raise = self
             .raise
             .map_or_else(String::new, |flag| format!(" (raise it with {flag})"));
-        Error::new(format!("{what} has {size} {}{raise}", self.limit))
+        Error::invalid(format!("{what} has {size} {}{raise}", self.limit))
     }
 }
 
