@@ -231,17 +231,17 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
             InputTarget::Chart(p) | InputTarget::Stream(p) => p,
         };
         if path.as_os_str() != "-" && !path.exists() {
-            return Err(Error::new(format!(
+            return Err(Error::usage(format!(
                 "{}: no such path",
                 crate::source::display_path(path)
             )));
         }
-        return Err(Error::new(
+        return Err(Error::usage(
             "migrate edits a chart's templates: give it a chart directory",
         ));
     };
     if !chart_dir.is_dir() {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "{}: migrate edits a chart's templates: give it a chart directory, not an archive",
             crate::source::display_path(chart_dir)
         )));
@@ -267,7 +267,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     let source_plan = plan::plan_in(&model, from).map_err(|e| {
         let mut text = Vec::new();
         let _ = plan::output::write_plan_error(&mut text, &model, &e);
-        Error::new(format!(
+        Error::invalid(format!(
             "{} refuses this chart's order, so there is nothing faithful to migrate",
             from.named()
         ))
@@ -280,7 +280,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
         Dialect::Kots => kots::map(&model),
         Dialect::Draft => draft::map(&model),
         Dialect::Hip => {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "the chart's order is HIP-0025's already: migrate reads another tool's",
             ));
         }

@@ -253,7 +253,7 @@ fn copy_tree(
     budget: &mut CopyBudget,
 ) -> Result<()> {
     if chain.len() > budget.limits.max_depth * 2 + 32 {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{}: directories nest too deep to copy",
             display_path(from)
         )));
@@ -266,7 +266,7 @@ fn copy_tree(
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
         budget.files = budget.files.checked_sub(1).ok_or_else(|| {
-            Error::new(format!(
+            Error::invalid(format!(
                 "{}: more than {} files to copy",
                 display_path(from),
                 budget.limits.max_files
@@ -300,7 +300,7 @@ fn copy_tree(
 /// copied stops there).
 fn copy_file(from: &Path, to: &Path, budget: &mut CopyBudget) -> Result<()> {
     let too_big = || {
-        Error::new(format!(
+        Error::invalid(format!(
             "{}: the chart directory holds more than {} bytes to copy; raise --max-archive-bytes if it is genuine",
             display_path(from),
             budget.limits.max_archive_bytes
@@ -338,7 +338,7 @@ fn link_back(at: &Path, dir: &Path) -> Result<()> {
     #[cfg(not(unix))]
     {
         let _ = relative;
-        Err(Error::new(format!(
+        Err(Error::invalid(format!(
             "{}: a link back into a directory it is in cannot be copied here",
             at.display()
         )))

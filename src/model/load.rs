@@ -69,7 +69,10 @@ pub fn load(input: &Input) -> Result<Model> {
     };
     if let Some(path) = &chart_path {
         if !path.exists() {
-            return Err(Error::new(format!("{}: no such chart", display_path(path))));
+            return Err(Error::usage(format!(
+                "{}: no such chart",
+                display_path(path)
+            )));
         }
         if path.is_dir() && !path.join("Chart.yaml").is_file() {
             return Err(not_a_chart(path));
@@ -104,7 +107,7 @@ pub fn load(input: &Input) -> Result<Model> {
         }
         InputTarget::Stream(path) if path.is_dir() => return Err(not_a_chart(path)),
         InputTarget::Stream(path) if !path.exists() && path.symlink_metadata().is_err() => {
-            return Err(Error::new(format!("{}: no such path", display_path(path))).with_detail(
+            return Err(Error::usage(format!("{}: no such path", display_path(path))).with_detail(
                 "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
             ));
         }
@@ -116,12 +119,12 @@ pub fn load(input: &Input) -> Result<Model> {
         }
     };
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{stream_name}:1:1: the input is UTF-16; convert it to UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)"
         )));
     }
     if u32::try_from(bytes.len()).is_err() {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{stream_name}: inputs over 4 GiB are not supported"
         )));
     }
@@ -167,7 +170,7 @@ fn input_cap(input: &Input) -> read::Cap<'static> {
 
 /// A directory named as a chart or a stream that holds no `Chart.yaml`.
 fn not_a_chart(path: &Path) -> Error {
-    Error::new(format!("no Chart.yaml in {}: not a chart", display_path(path))).with_detail(
+    Error::usage(format!("no Chart.yaml in {}: not a chart", display_path(path))).with_detail(
         "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
     )
 }
@@ -181,7 +184,7 @@ fn no_documents(sources: &SourceMap, stream: FileId) -> Error {
     } else {
         "render the chart into the file first (helm template), or lint the chart directory"
     };
-    Error::new(format!(
+    Error::invalid(format!(
         "no documents in input ({}): it is empty",
         file.name
     ))
@@ -201,13 +204,13 @@ fn refuse_binary(name: &str, bytes: &[u8]) -> Result<()> {
         .count();
     let binary = memchr::memchr(0, head).is_some() && (invalid + controls) * 10 > head.len();
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{name}: a gzip archive, not a rendered manifest stream"
         ))
         .with_detail("a chart archive must be named *.tgz or *.tar.gz"));
     }
     if binary {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{name}: a binary file, not a rendered manifest stream or a chart"
         ))
         .with_detail(
@@ -344,7 +347,7 @@ fn build_chart_tree(
         .map(|d| d.name.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "found in Chart.yaml, but missing in charts/ directory: {}",
             missing.join(", ")
         ))
