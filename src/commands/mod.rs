@@ -434,4 +434,80 @@ mod tests {
             )
         );
     }
+
+    /// A deploy's failure (exit 1) in the words the deploy tests expect
+    /// (`tests/it/cluster/{deploy,failures,safety}.rs`), each cause kept as a source.
+    #[cfg(feature = "apply")]
+    #[test]
+    fn a_failed_deploy_is_written_with_what_blocked_it() {
+        use crate::apply::deploy::RunError;
+        use crate::apply::ownership::Owner;
+        use crate::apply::wait::WaitError;
+        use std::error::Error as _;
+        use std::time::Duration;
+
+        let blocked = || WaitError::Timeout {
+            after: Duration::from_secs(3),
+            blocked: vec![(
+                "Deployment/app".to_owned(),
+                "0 of 1 replicas ready".to_owned(),
+            )],
+        };
+        let write = |e: &RunError| {
+            let mut text = Vec::new();
+            write_error(&mut text, &e.to_string(), None).expect("written to memory");
+            String::from_utf8(text).expect("UTF-8")
+        };
+        let wait = RunError::Wait {
+            step: "shop app".to_owned(),
+            error: blocked(),
+        };
+        assert_eq!(
+            write(&wait),
+            "chartseq: error: step shop app: timed out after 3s waiting for 1 resource(s):\n  Deployment/app: 0 of 1 replicas ready\n"
+        );
+        assert!(
+            wait.source()
+                .is_some_and(<dyn std::error::Error>::is::<WaitError>)
+        );
+        let overall = RunError::Overall {
+            timeout: Duration::from_secs(4),
+            step: "shop app".to_owned(),
+            error: blocked(),
+        };
+        assert!(
+            write(&overall).starts_with(
+                "chartseq: error: the release did not finish within --timeout 4s: step shop app: timed out after 3s"
+            ),
+            "{overall}"
+        );
+        let refused = RunError::Refused {
+            release: "shop".to_owned(),
+            namespace: "ns".to_owned(),
+            foreign: vec![(
+                "ConfigMap/shared-settings (namespace ns)".to_owned(),
+                Owner::NotHelm { managed_by: None },
+            )],
+        };
+        assert_eq!(
+            write(&refused),
+            "chartseq: error: 1 object(s) already exist and do not belong to release shop (namespace ns); nothing was applied:\n  ConfigMap/shared-settings (namespace ns): not managed by Helm\nfix: remove or rename them, or adopt them into this release deliberately with --take-ownership\n"
+        );
+        let cluster = RunError::Cluster {
+            resource: Some("ConfigMap/app".to_owned()),
+            error: crate::apply::cluster::ClusterError::other("forbidden"),
+        };
+        assert_eq!(
+            write(&cluster),
+            "chartseq: error: ConfigMap/app: forbidden\n"
+        );
+        assert_eq!(
+            WaitError::Failed {
+                target: "Job/migrate".to_owned(),
+                reason: "BackoffLimitExceeded".to_owned()
+            }
+            .to_string(),
+            "Job/migrate failed: BackoffLimitExceeded"
+        );
+    }
 }
