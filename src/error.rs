@@ -144,26 +144,38 @@ impl Error {
     /// The same failure with `detail` shown under it. helm's standard error stays the detail of
     /// a render failure, and cluster and storage failures have none.
     #[must_use]
-    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        match &mut self {
-            Error::Io { detail: d, .. }
-            | Error::Usage { detail: d, .. }
-            | Error::Invalid { detail: d, .. }
-            | Error::Program { detail: d, .. }
-            | Error::Message { detail: d, .. } => *d = Some(detail.into()),
-            Error::ChartLoad { chart, source } => {
-                return Error::ChartLoad {
-                    chart: std::mem::take(chart),
-                    source: Box::new(
-                        std::mem::replace(&mut **source, Error::new("")).with_detail(detail),
-                    ),
-                };
+    pub fn with_detail(self, detail: impl Into<String>) -> Self {
+        match self {
+            Error::ChartLoad { chart, source } => Error::ChartLoad {
+                chart,
+                source: Box::new(source.with_detail(detail)),
+            },
+            mut other => {
+                if let Some(d) = other.detail_mut() {
+                    *d = Some(detail.into());
+                }
+                other
             }
-            Error::Render { .. } => {}
-            #[cfg(feature = "apply")]
-            Error::Cluster(_) | Error::Storage(_) => {}
         }
-        self
+    }
+
+    /// The detail of a variant that holds its own.
+    fn detail_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            Error::Io { detail, .. } => Some(detail),
+            other => other.text_mut().map(|(_, detail)| detail),
+        }
+    }
+
+    /// The message and detail of a variant that is its words.
+    fn text_mut(&mut self) -> Option<(&mut String, &mut Option<String>)> {
+        match self {
+            Error::Usage { message, detail }
+            | Error::Invalid { message, detail }
+            | Error::Program { message, detail }
+            | Error::Message { message, detail } => Some((message, detail)),
+            _ => None,
+        }
     }
 
     /// The same failure in other words: `message` rewrites what failed, `detail` the lines
@@ -173,10 +185,15 @@ impl Error {
     /// being done changed.
     #[must_use]
     pub fn map_text(
-        self,
+        mut self,
         message: impl Fn(&str) -> String,
         detail: impl Fn(&str) -> String,
     ) -> Self {
+        if let Some((m, d)) = self.text_mut() {
+            *m = message(m);
+            *d = d.as_deref().map(&detail);
+            return self;
+        }
         match self {
             Error::Io {
                 what,
@@ -197,34 +214,6 @@ impl Error {
                     },
                 }
             }
-            Error::Usage {
-                message: m,
-                detail: d,
-            } => Error::Usage {
-                message: message(&m),
-                detail: d.as_deref().map(detail),
-            },
-            Error::Invalid {
-                message: m,
-                detail: d,
-            } => Error::Invalid {
-                message: message(&m),
-                detail: d.as_deref().map(detail),
-            },
-            Error::Program {
-                message: m,
-                detail: d,
-            } => Error::Program {
-                message: message(&m),
-                detail: d.as_deref().map(detail),
-            },
-            Error::Message {
-                message: m,
-                detail: d,
-            } => Error::Message {
-                message: message(&m),
-                detail: d.as_deref().map(detail),
-            },
             Error::ChartLoad { chart, source } => Error::ChartLoad {
                 chart,
                 source: Box::new(source.map_text(message, detail)),
@@ -345,6 +334,53 @@ mod tests {
         assert_eq!(
             e.report(),
             "cannot read chart/Chart.yaml: Permission denied\na hint"
+        );
+    }
+
+    /// `chartseq diff` names a checkout's temporary copy by its revision and puts the side in
+    /// front: an I/O error stays one with its source, the others keep their kind.
+    #[test]
+    fn rewording_keeps_the_kind_and_the_source() {
+        let os = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e = Error::io("cannot read /tmp/copy/chart/values.yaml", os)
+            .map_text(|m| m.replace("/tmp/copy/", "HEAD:"), str::to_owned)
+            .map_text(|m| format!("HEAD:chart: {m}"), str::to_owned);
+        assert_eq!(
+            e.to_string(),
+            "HEAD:chart: cannot read HEAD:chart/values.yaml: No such file or directory"
+        );
+        assert!(
+            e.source()
+                .is_some_and(<dyn std::error::Error>::is::<std::io::Error>)
+        );
+        let e = Error::usage("no Chart.yaml in /tmp/copy/docs: not a chart")
+            .with_detail("see /tmp/copy/docs")
+            .map_text(
+                |m| m.replace("/tmp/copy/", "HEAD:"),
+                |d| d.replace("/tmp/copy/", "HEAD:"),
+            );
+        assert!(matches!(e, Error::Usage { .. }));
+        assert_eq!(
+            e.report(),
+            "no Chart.yaml in HEAD:docs: not a chart\nsee HEAD:docs"
+        );
+        let e = Error::render(
+            failed_status(),
+            RenderFailure {
+                chart: PathBuf::from("/tmp/copy/chart"),
+                stderr: "Error: /tmp/copy/chart/templates/a.yaml".to_owned(),
+            },
+        )
+        .map_text(
+            |m| m.replace("/tmp/copy/", "HEAD:"),
+            |d| d.replace("/tmp/copy/", "HEAD:"),
+        );
+        assert_eq!(
+            e.report(),
+            format!(
+                "helm template failed for HEAD:chart ({})\nError: HEAD:chart/templates/a.yaml",
+                failed_status()
+            )
         );
     }
 
