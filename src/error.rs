@@ -64,6 +64,10 @@ pub enum Error {
     #[cfg(feature = "apply")]
     #[error("{0}")]
     Storage(#[from] crate::apply::storage::StorageError),
+    /// `context` could not be done because of `source`, whose words follow it. The source's
+    /// detail is not shown: the context says what the user needs.
+    #[error("{context}: {source}")]
+    Context { context: String, source: Box<Error> },
     /// A failure no other variant describes.
     #[error("{message}")]
     Message {
@@ -129,6 +133,15 @@ impl Error {
         Error::Render {
             status,
             failure: Box::new(failure),
+        }
+    }
+
+    /// This failure as the cause of `context` failing: `{context}: {self}`.
+    #[must_use]
+    pub fn context(self, context: impl Into<String>) -> Self {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
         }
     }
 
@@ -242,6 +255,7 @@ impl Error {
             | Error::Message { detail, .. } => detail.as_deref(),
             Error::Render { failure, .. } => Some(&failure.stderr),
             Error::ChartLoad { source, .. } => source.detail(),
+            Error::Context { .. } => None,
             #[cfg(feature = "apply")]
             Error::Cluster(_) | Error::Storage(_) => None,
         }
@@ -382,6 +396,20 @@ mod tests {
                 failed_status()
             )
         );
+    }
+
+    #[test]
+    fn a_context_says_what_failed_then_why_and_keeps_the_cause() {
+        let cause =
+            Error::program("HEAD~9: git rev-parse failed").with_detail("fatal: bad revision");
+        let e = cause.context("--changed-since");
+        assert_eq!(e.report(), "--changed-since: HEAD~9: git rev-parse failed");
+        let source = e.source().expect("the cause");
+        // A boxed cause is its own error type: downcast to the box.
+        assert!(matches!(
+            source.downcast_ref::<Box<Error>>().map(AsRef::as_ref),
+            Some(Error::Program { .. })
+        ));
     }
 
     #[test]

@@ -384,8 +384,8 @@ pub(super) fn prove(
     }
     let mut migrated_input = input.clone();
     migrated_input.target = InputTarget::Chart(copy.clone());
-    let migrated = model::load(&migrated_input)
-        .map_err(|e| Error::new(format!("rendering the migrated chart: {}", e.message())))?;
+    let migrated =
+        model::load(&migrated_input).map_err(|e| e.context("rendering the migrated chart"))?;
     let hip = plan::plan(&migrated).map_err(|e| {
         let mut text = Vec::new();
         let _ = plan::output::write_plan_error(&mut text, &migrated, &e);

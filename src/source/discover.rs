@@ -81,7 +81,7 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
     // The revision is resolved to a commit first (never passed where git could read it as an
     // option: `--output=F` would have git write a file), and only the commit goes on.
     let commit = git::resolve_commit(Some(&top), since)
-        .map_err(|e| Error::usage(format!("--changed-since: {}", e.message())))?
+        .map_err(|e| e.context("--changed-since"))?
         .ok_or_else(|| {
             Error::usage(format!(
                 "--changed-since: `{}` is not a git revision here",
