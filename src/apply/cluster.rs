@@ -6,7 +6,6 @@
 //! resource and carrying the server's message.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -66,7 +65,8 @@ pub enum ErrorKind {
     Other,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct ClusterError {
     pub kind: ErrorKind,
     pub message: String,
@@ -78,12 +78,6 @@ impl ClusterError {
             kind: ErrorKind::Other,
             message: message.into(),
         }
-    }
-}
-
-impl fmt::Display for ClusterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
     }
 }
 

@@ -126,29 +126,46 @@ pub struct StepReport {
 }
 
 /// Why a run failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    #[error("{}{error}", resource_prefix(.resource.as_ref()))]
     Cluster {
         resource: Option<String>,
+        #[source]
         error: ClusterError,
     },
+    #[error("step {step}: {error}")]
     Wait {
         step: String,
+        #[source]
         error: WaitError,
     },
+    #[error("interrupted: stopped scheduling after the requests in flight")]
     Interrupted,
     /// `--timeout` ran out during a step's wait (which names what blocked).
+    #[error(
+        "the release did not finish within --timeout {}: step {step}: {error}",
+        human(*.timeout)
+    )]
     Overall {
         timeout: Duration,
         step: String,
+        #[source]
         error: WaitError,
     },
     /// The operation could not run at all: no such release or revision, or another operation
     /// on the release is in progress.
+    #[error("{0}")]
     CannotRun(String),
     /// The release's revision could not be stored or read.
-    Storage(StorageError),
+    #[error("{0}")]
+    Storage(#[source] StorageError),
     /// Objects the release would write belong to someone else; nothing was applied.
+    #[error(
+        "{} object(s) already exist and do not belong to release {release} (namespace {namespace}); nothing was applied:{}\nfix: remove or rename them, or adopt them into this release deliberately with --take-ownership",
+        .foreign.len(),
+        foreign_lines(.foreign)
+    )]
     Refused {
         release: String,
         namespace: String,
@@ -156,52 +173,20 @@ pub enum RunError {
     },
 }
 
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Cluster {
-                resource: Some(r),
-                error,
-            } => write!(f, "{r}: {error}"),
-            RunError::Cluster {
-                resource: None,
-                error,
-            } => write!(f, "{error}"),
-            RunError::Wait { step, error } => write!(f, "step {step}: {error}"),
-            RunError::Interrupted => {
-                f.write_str("interrupted: stopped scheduling after the requests in flight")
-            }
-            RunError::Overall {
-                timeout,
-                step,
-                error,
-            } => write!(
-                f,
-                "the release did not finish within --timeout {}: step {step}: {error}",
-                human(*timeout)
-            ),
-            RunError::CannotRun(message) => f.write_str(message),
-            RunError::Storage(e) => e.fmt(f),
-            RunError::Refused {
-                release,
-                namespace,
-                foreign,
-            } => {
-                write!(
-                    f,
-                    "{} object(s) already exist and do not belong to release {release} (namespace {namespace}); nothing was applied:",
-                    foreign.len()
-                )?;
-                for (object, owner) in foreign {
-                    write!(f, "\n  {object}: {owner}")?;
-                }
-                write!(
-                    f,
-                    "\nfix: remove or rename them, or adopt them into this release deliberately with --take-ownership"
-                )
-            }
-        }
-    }
+/// `resource: ` before a cluster error about one resource.
+fn resource_prefix(resource: Option<&String>) -> String {
+    resource.map_or_else(String::new, |r| format!("{r}: "))
+}
+
+/// The objects another owner holds, one per line under the message.
+fn foreign_lines(foreign: &[(String, Owner)]) -> String {
+    use std::fmt::Write as _;
+    foreign
+        .iter()
+        .fold(String::new(), |mut text, (object, owner)| {
+            let _ = write!(text, "\n  {object}: {owner}");
+            text
+        })
 }
 
 /// Shared state of one run.

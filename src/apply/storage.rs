@@ -193,10 +193,17 @@ impl Listing {
 }
 
 /// Why a revision could not be stored or read.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum StorageError {
-    Cluster(ClusterError),
+    #[error("{0}")]
+    Cluster(#[from] ClusterError),
     /// The revision is over what one storage object may hold.
+    #[error(
+        "release {release} revision {revision} would be stored as {bytes} bytes, but a {} holds at most {} bytes ({} of them kept for the run's outcome); nothing was applied. Render less into the release (large embedded files or ConfigMaps)",
+        .driver.object_kind(),
+        MAX_DATA_BYTES,
+        OUTCOME_RESERVE
+    )]
     TooLarge {
         release: String,
         revision: u32,
@@ -204,40 +211,12 @@ pub enum StorageError {
         driver: Driver,
     },
     /// Another run created this revision first.
-    Exists {
-        release: String,
-        revision: u32,
-    },
+    #[error(
+        "release {release} revision {revision} already exists: another operation on this release is running or just ran"
+    )]
+    Exists { release: String, revision: u32 },
+    #[error("{0}")]
     Encoding(String),
-}
-
-impl std::fmt::Display for StorageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StorageError::Cluster(e) => e.fmt(f),
-            StorageError::TooLarge {
-                release,
-                revision,
-                bytes,
-                driver,
-            } => write!(
-                f,
-                "release {release} revision {revision} would be stored as {bytes} bytes, but a {} holds at most {MAX_DATA_BYTES} bytes ({OUTCOME_RESERVE} of them kept for the run's outcome); nothing was applied. Render less into the release (large embedded files or ConfigMaps)",
-                driver.object_kind()
-            ),
-            StorageError::Exists { release, revision } => write!(
-                f,
-                "release {release} revision {revision} already exists: another operation on this release is running or just ran"
-            ),
-            StorageError::Encoding(e) => f.write_str(e),
-        }
-    }
-}
-
-impl From<ClusterError> for StorageError {
-    fn from(e: ClusterError) -> Self {
-        StorageError::Cluster(e)
-    }
 }
 
 /// A new revision's storage object, encoded and checked.

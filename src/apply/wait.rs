@@ -165,39 +165,33 @@ impl Target {
 }
 
 /// Why a wait ended without success.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum WaitError {
     /// Per target not ready: its label and why.
+    #[error(
+        "timed out after {} waiting for {} resource(s):{}",
+        human(*.after),
+        .blocked.len(),
+        blocked_lines(.blocked)
+    )]
     Timeout {
         after: Duration,
         blocked: Vec<(String, String)>,
     },
-    Failed {
-        target: String,
-        reason: String,
-    },
+    #[error("{target} failed: {reason}")]
+    Failed { target: String, reason: String },
+    #[error("interrupted")]
     Cancelled,
 }
 
-impl std::fmt::Display for WaitError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WaitError::Timeout { after, blocked } => {
-                write!(
-                    f,
-                    "timed out after {} waiting for {} resource(s):",
-                    human(*after),
-                    blocked.len()
-                )?;
-                for (label, why) in blocked {
-                    write!(f, "\n  {label}: {why}")?;
-                }
-                Ok(())
-            }
-            WaitError::Failed { target, reason } => write!(f, "{target} failed: {reason}"),
-            WaitError::Cancelled => f.write_str("interrupted"),
-        }
-    }
+/// The targets not ready, one per line under the message, with why.
+fn blocked_lines(blocked: &[(String, String)]) -> String {
+    blocked
+        .iter()
+        .fold(String::new(), |mut text, (label, why)| {
+            let _ = write!(text, "\n  {label}: {why}");
+            text
+        })
 }
 
 /// `1m30s`, `250ms`.

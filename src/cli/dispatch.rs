@@ -109,14 +109,14 @@ fn run(
             };
             if args.uninstall && args.dialect.0 != Choice::Dialect(Dialect::Hip) {
                 // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
-                return Err(commands::Failure::Tool(crate::error::Error::new(
+                return Err(commands::Failure::Tool(crate::error::Error::usage(
                     "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
                 )));
             }
             if matches!(args.format, PlanFormatArg::Dag)
                 && (args.uninstall || args.dialect.0 != Choice::Dialect(Dialect::Hip))
             {
-                return Err(commands::Failure::Tool(crate::error::Error::new(
+                return Err(commands::Failure::Tool(crate::error::Error::usage(
                     "--format dag prints what `helm dag` prints, the HIP-0025 install order only: it takes neither --uninstall nor another --dialect than hip",
                 )));
             }

@@ -33,7 +33,7 @@ impl OutputFileArgs {
         if let Some(old) = &self.output_old {
             let name = old.to_string_lossy();
             if FORMAT_NAMES.contains(&name.as_ref()) {
-                return Err(crate::error::Error::new(format!(
+                return Err(crate::error::Error::usage(format!(
                     "-o {name} would write the report to a file named `{name}`: use --format {name} for the format, or --output-file ./{name} for a file of that name"
                 ))
                 .into());
@@ -124,7 +124,7 @@ impl ConnectionArgs {
             None => {
                 let env = std::env::var("HELM_DRIVER").unwrap_or_default();
                 Driver::from_name(&env.to_ascii_lowercase())
-                    .map_err(|e| crate::error::Error::new(format!("$HELM_DRIVER: {e}")).into())
+                    .map_err(|e| crate::error::Error::usage(format!("$HELM_DRIVER: {e}")).into())
             }
         }
     }
@@ -142,7 +142,7 @@ impl ConnectionArgs {
         };
         let namespace = namespace.unwrap_or("default");
         if let Some(why) = crate::apply::names::check_namespace(namespace) {
-            return Err(crate::error::Error::new(format!(
+            return Err(crate::error::Error::usage(format!(
                 "invalid namespace {namespace:?}: {why}"
             ))
             .into());
@@ -203,7 +203,7 @@ impl ApplyArgs {
         let flag = (self.input.helm.release_name != DEFAULT_RELEASE_NAME)
             .then(|| self.input.helm.release_name.clone());
         let Some(release) = self.name.clone().or(flag) else {
-            return Err(crate::error::Error::new(
+            return Err(crate::error::Error::usage(
                 "a release name is required: chartseq apply NAME CHART (or --release-name NAME)",
             )
             .into());
@@ -303,7 +303,7 @@ impl TemplateArgs {
             if self.input.helm.release_name != DEFAULT_RELEASE_NAME
                 && self.input.helm.release_name != name
             {
-                return Err(crate::error::Error::new(format!(
+                return Err(crate::error::Error::usage(format!(
                     "two release names: {name} (before the chart) and --release-name {}",
                     self.input.helm.release_name
                 ))

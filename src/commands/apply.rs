@@ -99,7 +99,7 @@ impl ClusterSettings {
     /// the default cut to `--timeout`, so that `--timeout 30s` alone works.
     pub fn readiness(&self) -> Result<Duration, Error> {
         match self.readiness_timeout {
-            Some(r) if r > self.timeout => Err(Error::new(format!(
+            Some(r) if r > self.timeout => Err(Error::usage(format!(
                 "--readiness-timeout ({}) must not exceed --timeout ({})",
                 go_duration(r),
                 go_duration(self.timeout)
@@ -133,13 +133,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Failure::Tool(Error::io("starting the async runtime", &e)))
+        .map_err(|e| Failure::Tool(Error::io("starting the async runtime", e)))
 }
 
 async fn connect(settings: &ClusterSettings) -> Result<Arc<dyn Cluster>, Failure> {
     let cluster = KubeCluster::connect(&settings.connection)
         .await
-        .map_err(|e| Failure::Tool(Error::new(e.message)))?;
+        .map_err(|e| Failure::Tool(Error::Cluster(e)))?;
     Ok(Arc::new(cluster))
 }
 
@@ -150,7 +150,7 @@ async fn check_namespace(cluster: &dyn Cluster, namespace: &str) -> Result<(), F
         return Ok(());
     };
     match cluster.get(&kind, None, namespace).await {
-        Ok(None) => Err(Failure::Tool(Error::new(format!(
+        Ok(None) => Err(Failure::Tool(Error::usage(format!(
             "namespace {namespace} does not exist: create it, or pass --create-namespace"
         )))),
         Ok(Some(_)) | Err(_) => Ok(()),
@@ -236,11 +236,7 @@ fn report(
         }
         Err(e) => {
             apply_summary::write_failed(out, renderer, &e)?;
-            writeln!(
-                err,
-                "chartseq: error: {}",
-                crate::safe::terminal_safe(&e.to_string())
-            )?;
+            super::write_error(err, &e.to_string(), None)?;
             Ok(Outcome::Findings)
         }
     }
@@ -300,7 +296,7 @@ pub fn apply(
                 &cs.namespace,
                 &settings.release,
             ))
-            .map_err(|e| Failure::Tool(Error::new(e.to_string())))?;
+            .map_err(|e| Failure::Tool(Error::Storage(e)))?;
         let given = crate::source::values::user_values(
             &input.helm.values,
             &mut crate::source::SourceMap::default(),
@@ -317,7 +313,7 @@ pub fn apply(
     let dialect = settings
         .dialect
         .resolve(&model)
-        .map_err(|mixed| Failure::Tool(Error::new(mixed.message(&model))))?;
+        .map_err(|mixed| Failure::Tool(Error::invalid(mixed.message(&model))))?;
     // A tool that never creates an object marked so (kapp's `exists`) waits for someone else
     // to: applying it would make chartseq the owner of what the chart says it does not own.
     let system = dialect.system();
@@ -336,7 +332,7 @@ pub fn apply(
         .collect();
     if let Some((key, _)) = marked.first() {
         let objects: Vec<&str> = marked.iter().map(|(_, object)| object.as_str()).collect();
-        return Err(Failure::Tool(Error::new(format!(
+        return Err(Failure::Tool(Error::invalid(format!(
             "{tool} never creates an object marked `{key}`, it waits for it to exist, and chartseq apply does not deploy such objects: {}; remove the annotation, or deploy the chart with {tool}",
             objects.join(", "),
             tool = system.tool,
@@ -354,9 +350,10 @@ pub fn apply(
             err,
         )?;
         if gate.failed {
-            writeln!(
+            super::write_error(
                 err,
-                "chartseq: error: lint found errors; fix them, or deploy anyway with --no-lint"
+                "lint found errors; fix them, or deploy anyway with --no-lint",
+                None,
             )?;
             return Ok(Outcome::Findings);
         }
@@ -375,9 +372,10 @@ pub fn apply(
         super::report_outside_v3(&model, &input, err)?;
     }
     if super::report_bad_documents_in(&model, dialect, err)? && !settings.no_lint {
-        writeln!(
+        super::write_error(
             err,
-            "chartseq: error: the chart has documents that cannot be applied (use --no-lint to deploy the rest)"
+            "the chart has documents that cannot be applied (use --no-lint to deploy the rest)",
+            None,
         )?;
         return Ok(Outcome::Findings);
     }
@@ -471,7 +469,7 @@ fn check_names(model: &model::Model, namespace: &str) -> Result<(), Failure> {
     if problems.is_empty() {
         return Ok(());
     }
-    Err(Failure::Tool(Error::new(format!(
+    Err(Failure::Tool(Error::invalid(format!(
         "the API server would refuse these names; nothing was sent:\n  {}",
         problems.join("\n  ")
     ))))
@@ -509,11 +507,7 @@ fn preview(
         Ok(p) => p,
         Err(RunError::CannotRun(message)) => return Err(Failure::Tool(Error::new(message))),
         Err(e) => {
-            writeln!(
-                err,
-                "chartseq: error: {}",
-                crate::safe::terminal_safe(&e.to_string())
-            )?;
+            super::write_error(err, &e.to_string(), None)?;
             return Ok(Outcome::Findings);
         }
     };
@@ -531,9 +525,10 @@ fn preview(
         apply::preview::write_text(out, &preview)?;
     }
     if preview.blocked() {
-        writeln!(
+        super::write_error(
             err,
-            "chartseq: error: the release would not apply: see the objects marked refused or failed"
+            "the release would not apply: see the objects marked refused or failed",
+            None,
         )?;
         return Ok(Outcome::Findings);
     }
@@ -663,7 +658,7 @@ fn recorded(settings: &ReleaseSettings, err: &mut dyn Write) -> Result<Recorded,
             &cs.namespace,
             &settings.release,
         ))
-        .map_err(|e| Error::new(e.to_string()))?;
+        .map_err(Error::Storage)?;
     warn_skipped(err, &listing.skipped)?;
     let records = listing.records;
     if records.is_empty() {
@@ -720,7 +715,7 @@ pub fn list(
     let namespace = (!settings.all_namespaces).then_some(cs.namespace.as_str());
     let listing = rt
         .block_on(apply::releases(cluster.as_ref(), cs.driver, namespace))
-        .map_err(|e| Error::new(e.to_string()))?;
+        .map_err(Error::Storage)?;
     warn_skipped(err, &listing.skipped)?;
     release_info::write_list(out, &listing.records, cs.progress == Progress::Json)?;
     Ok(Outcome::Clean)

@@ -52,7 +52,7 @@ fn locate(text: &str, input: &Input) -> Result<(PathBuf, Option<FromGit>), Failu
             let copy = checkout(&revision, dir.path(), input.chart_limits)?;
             Ok((copy.target.clone(), Some((revision, dir, copy))))
         }
-        None => Err(Error::new(format!("{text}: no such chart, stream or file"))
+        None => Err(Error::usage(format!("{text}: no such chart, stream or file"))
             .with_detail("a side is a chart directory, a packaged chart (.tgz), a rendered stream, `-`, or REF:path for a chart at a git revision")
             .into()),
     }
@@ -133,11 +133,13 @@ fn load_side(
         let mut e = e;
         if let Some((revision, _, copy)) = &checkout {
             // The temporary copy means nothing to the user: its paths become `REF:path`.
-            e.message = unlabel(&e.message, copy, revision);
-            e.detail = e.detail.map(|d| unlabel(&d, copy, revision));
+            e = e.map_text(
+                |m| unlabel(m, copy, revision),
+                |d| unlabel(d, copy, revision),
+            );
         }
-        if !e.message.contains(text) {
-            e.message = format!("{text}: {}", e.message);
+        if !e.message().contains(text) {
+            e = e.map_text(|m| format!("{text}: {m}"), str::to_owned);
         }
         Failure::Tool(e)
     })?;
@@ -163,7 +165,7 @@ fn settings(options: &DiffOptions) -> Result<Settings, Failure> {
     };
     let config = match options.config.clone().or_else(|| config::discover(&start)) {
         Some(path) => {
-            Config::load(&path).map_err(|e| Error::new(format!("{}: {}", e.path, e.message)))?
+            Config::load(&path).map_err(|e| Error::invalid(format!("{}: {}", e.path, e.message)))?
         }
         None => Config::default(),
     };
@@ -182,7 +184,7 @@ pub fn diff(
     _err: &mut dyn Write,
 ) -> Result<Outcome, Failure> {
     if options.old == "-" && options.new == "-" {
-        return Err(Error::new("OLD and NEW cannot both be standard input (`-`)").into());
+        return Err(Error::usage("OLD and NEW cannot both be standard input (`-`)").into());
     }
     let settings = settings(options)?;
     let old = load_side(&options.old, &options.old_values, options, &settings)?;
@@ -208,7 +210,7 @@ pub fn diff(
                 options.step_summary.as_ref(),
             )?;
             std::fs::write(path, buffer)
-                .map_err(|e| Error::io(format!("cannot write {}", display_path(path)), &e))?;
+                .map_err(|e| Error::io(format!("cannot write {}", display_path(path)), e))?;
         }
         None => write_diff(
             out,

@@ -215,7 +215,7 @@ fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<Pa
         let shown = crate::source::display_path(&path);
         if charts.is_empty() {
             if single {
-                return Err(crate::error::Error::new(format!(
+                return Err(crate::error::Error::usage(format!(
                     "no Chart.yaml in {shown} or below it: no chart to lint"
                 ))
                 .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz), a rendered manifest stream file, or - for standard input")
@@ -231,7 +231,7 @@ fn expand_directories(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<Pa
         out.extend(charts);
     }
     if out.is_empty() {
-        return Err(crate::error::Error::new("no chart among the targets")
+        return Err(crate::error::Error::usage("no chart among the targets")
             .with_detail("a target is a chart directory (with Chart.yaml), a directory of charts, a chart archive (.tgz) or a rendered manifest stream")
             .into());
     }
@@ -300,7 +300,7 @@ fn lintable(paths: Vec<PathBuf>, err: &mut dyn Write) -> Result<Vec<PathBuf>, Fa
         }
     }
     if kept.is_empty() {
-        return Err(crate::error::Error::new("no chart among the targets")
+        return Err(crate::error::Error::usage("no chart among the targets")
             .with_detail("a target is a chart directory (with Chart.yaml), a chart archive (.tgz) or a rendered manifest stream")
             .into());
     }
@@ -414,7 +414,7 @@ pub fn lint(
             std::fs::write(path, buffer).map_err(|e| {
                 crate::error::Error::io(
                     format!("cannot write {}", crate::source::display_path(path)),
-                    &e,
+                    e,
                 )
             })?;
         }
@@ -427,14 +427,14 @@ pub fn lint(
             std::fs::create_dir_all(dir).map_err(|e| {
                 crate::error::Error::io(
                     format!("cannot create {}", crate::source::display_path(dir)),
-                    &e,
+                    e,
                 )
             })?;
         }
         std::fs::write(path, buffer).map_err(|e| {
             crate::error::Error::io(
                 format!("cannot write {}", crate::source::display_path(path)),
-                &e,
+                e,
             )
         })?;
     }
@@ -456,10 +456,10 @@ fn lint_one(
     context: Option<&str>,
 ) -> Result<(crate::model::Model, crate::lint::Report), Failure> {
     let loaded = model::load(input);
-    if let Err(crate::error::Error {
-        render_failure: Some(failure),
-        ..
-    }) = &loaded
+    if let Some(failure) = loaded
+        .as_ref()
+        .err()
+        .and_then(crate::error::Error::render_failure)
     {
         if let Some(found) = crate::lint::render_failure(failure, input.chart_limits, settings) {
             if found.1.findings.is_empty() {
@@ -477,16 +477,8 @@ fn lint_one(
     }
     let model = match loaded {
         Ok(m) => m,
-        Err(
-            e @ crate::error::Error {
-                chart_failure: Some(_),
-                ..
-            },
-        ) => {
-            let chart = e
-                .chart_failure
-                .as_deref()
-                .unwrap_or(std::path::Path::new("."));
+        Err(e) if e.chart_failure().is_some() => {
+            let chart = e.chart_failure().unwrap_or(std::path::Path::new("."));
             let found = crate::lint::load_failure(chart, &e, input.chart_limits, settings);
             if found.1.findings.is_empty() {
                 writeln!(
@@ -495,7 +487,7 @@ fn lint_one(
                     one_line(&format!(
                         "chartseq: warning: cannot load chart {} (CS902 is not selected): {}",
                         crate::source::display_path(chart),
-                        e.message
+                        e.message()
                     ))
                 )?;
             }
@@ -503,10 +495,10 @@ fn lint_one(
         }
         Err(e) => {
             let message = match context {
-                Some(c) => format!("{c}: {}", e.message),
-                None => e.message,
+                Some(c) => format!("{c}: {}", e.message()),
+                None => e.message(),
             };
-            fatal(err, &message, e.detail.as_deref(), None)?;
+            fatal(err, &message, e.detail(), None)?;
             return Err(Failure::Reported);
         }
     };
@@ -635,7 +627,7 @@ pub fn gate(
     let config = match config::discover(&start).map(|path| Config::load(&path)) {
         Some(Ok(c)) => c,
         Some(Err(e)) => {
-            return Err(crate::error::Error::new(format!("{}: {}", e.path, e.message)).into());
+            return Err(crate::error::Error::invalid(format!("{}: {}", e.path, e.message)).into());
         }
         None => Config::default(),
     };
@@ -687,7 +679,7 @@ pub fn gate(
 /// `chartseq explain CODE`.
 pub fn explain(code: &str, json: bool, out: &mut dyn Write) -> Result<Outcome, Failure> {
     let Some(rule) = crate::rules::find(code) else {
-        return Err(Failure::Tool(crate::error::Error::new(format!(
+        return Err(Failure::Tool(crate::error::Error::usage(format!(
             "`{code}` is not a rule code or name (see `chartseq rules`)"
         ))));
     };

@@ -7,7 +7,6 @@ pub mod lint;
 pub mod migrate;
 pub mod readiness;
 
-use std::fmt;
 use std::io::{self, Write};
 
 use crate::error::Error;
@@ -25,31 +24,34 @@ pub enum Outcome {
 }
 
 /// The command could not do its job (exit 2).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
-    Tool(Error),
-    Io(io::Error),
+    #[error("{0}")]
+    Tool(#[source] Error),
+    #[error("writing output: {0}")]
+    Io(#[source] io::Error),
     /// Already explained on standard error (with a source snippet); exit 2 quietly.
+    #[error("see above")]
     Reported,
 }
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Tool(e) => e.fmt(f),
-            Failure::Io(e) => write!(f, "writing output: {e}"),
-            Failure::Reported => f.write_str("see above"),
-        }
+/// The one rendering of a failure of the tool, for every command: `chartseq: error: ` and
+/// what failed, then its detail (helm's words, a hint) on the lines below
+/// ([`crate::error::report`]).
+pub fn write_failure(err: &mut dyn Write, failure: &Failure) -> io::Result<()> {
+    match failure {
+        Failure::Tool(e) => write_error(err, &e.to_string(), e.detail()),
+        other => write_error(err, &other.to_string(), None),
     }
 }
 
-/// The one rendering of a failure of the tool, for every command: `chartseq: error: ` and
-/// what failed, then its detail (helm's words, a hint) on the lines below.
-pub fn write_failure(err: &mut dyn Write, failure: &Failure) -> io::Result<()> {
+/// [`write_failure`] for an error that stops a command without being the tool's failure (a
+/// deploy that failed, exit 1).
+pub fn write_error(err: &mut dyn Write, message: &str, detail: Option<&str>) -> io::Result<()> {
     writeln!(
         err,
         "chartseq: error: {}",
-        crate::safe::terminal_safe(&failure.to_string())
+        crate::safe::terminal_safe(&crate::error::report(message, detail))
     )
 }
 
@@ -153,7 +155,7 @@ fn load_and_plan(
     let model = model::load(input)?;
     let dialect = dialect
         .resolve(&model)
-        .map_err(|mixed| Failure::Tool(crate::error::Error::new(mixed.message(&model))))?;
+        .map_err(|mixed| Failure::Tool(crate::error::Error::invalid(mixed.message(&model))))?;
     let bad = report_bad_documents_in(&model, dialect, err)?;
     report_values_mismatch(&model, err)?;
     if dialect == plan::Dialect::Hip {
@@ -359,4 +361,153 @@ pub fn template(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rendered(failure: &Failure) -> String {
+        let mut text = Vec::new();
+        write_failure(&mut text, failure).expect("written to memory");
+        String::from_utf8(text).expect("UTF-8")
+    }
+
+    /// The texts the integration tests expect (`tests/it/cli.rs`, the `readiness_invalid_*`
+    /// snapshots), from the error each command builds for them.
+    #[test]
+    fn the_renderer_writes_what_the_commands_always_printed() {
+        assert_eq!(
+            rendered(&Error::invalid("nonexistent: no such path").into()),
+            "chartseq: error: nonexistent: no such path\n"
+        );
+        assert_eq!(
+            rendered(&Error::invalid("HEAD:nope: no `nope` at revision HEAD").into()),
+            "chartseq: error: HEAD:nope: no `nope` at revision HEAD\n"
+        );
+        let caret = "  {.conditions[?(@.type==\"Failed\" && @.status==\"True\")]} == x\n                                  ^";
+        assert_eq!(
+            rendered(
+                &Error::usage(
+                    "--failure #2: invalid failure expression: invalid JSONPath: unrecognized character in action: U+0026 '&'"
+                )
+                .with_detail(caret)
+                .into()
+            ),
+            format!(
+                "chartseq: error: --failure #2: invalid failure expression: invalid JSONPath: unrecognized character in action: U+0026 '&'\n{caret}\n"
+            )
+        );
+        let caret = "  {.succeeded}==1\n              ^";
+        let message = "fixtures/readiness/invalid.yaml:1: Job/migrate: helm.sh/readiness-success[0]: invalid success expression: unsupported operator `==1`: use one of == != < <= > >= (the operator must be separated from the value by whitespace, e.g. `{.x} == 1`)";
+        assert_eq!(
+            rendered(&Error::invalid(message).with_detail(caret).into()),
+            format!("chartseq: error: {message}\n{caret}\n")
+        );
+    }
+
+    #[test]
+    fn io_failures_name_what_failed_and_the_os_error_once() {
+        let os = io::Error::new(io::ErrorKind::PermissionDenied, "Permission denied");
+        assert_eq!(
+            rendered(&Error::io("cannot write out/lint.sarif", os).into()),
+            "chartseq: error: cannot write out/lint.sarif: Permission denied\n"
+        );
+        let os = io::Error::new(io::ErrorKind::StorageFull, "No space left on device");
+        assert_eq!(
+            rendered(&Failure::Io(os)),
+            "chartseq: error: writing output: No space left on device\n"
+        );
+    }
+
+    #[test]
+    fn text_from_the_input_is_escaped_in_every_line() {
+        assert_eq!(
+            rendered(
+                &Error::invalid("a\u{1b}[31m: no such path")
+                    .with_detail("b\u{7}")
+                    .into()
+            ),
+            format!(
+                "chartseq: error: {}\n",
+                crate::safe::terminal_safe("a\u{1b}[31m: no such path\nb\u{7}")
+            )
+        );
+    }
+
+    /// A deploy's failure (exit 1) in the words the deploy tests expect
+    /// (`tests/it/cluster/{deploy,failures,safety}.rs`), each cause kept as a source.
+    #[cfg(feature = "apply")]
+    #[test]
+    fn a_failed_deploy_is_written_with_what_blocked_it() {
+        use crate::apply::deploy::RunError;
+        use crate::apply::ownership::Owner;
+        use crate::apply::wait::WaitError;
+        use std::error::Error as _;
+        use std::time::Duration;
+
+        let blocked = || WaitError::Timeout {
+            after: Duration::from_secs(3),
+            blocked: vec![(
+                "Deployment/app".to_owned(),
+                "0 of 1 replicas ready".to_owned(),
+            )],
+        };
+        let write = |e: &RunError| {
+            let mut text = Vec::new();
+            write_error(&mut text, &e.to_string(), None).expect("written to memory");
+            String::from_utf8(text).expect("UTF-8")
+        };
+        let wait = RunError::Wait {
+            step: "shop app".to_owned(),
+            error: blocked(),
+        };
+        assert_eq!(
+            write(&wait),
+            "chartseq: error: step shop app: timed out after 3s waiting for 1 resource(s):\n  Deployment/app: 0 of 1 replicas ready\n"
+        );
+        assert!(
+            wait.source()
+                .is_some_and(<dyn std::error::Error>::is::<WaitError>)
+        );
+        let overall = RunError::Overall {
+            timeout: Duration::from_secs(4),
+            step: "shop app".to_owned(),
+            error: blocked(),
+        };
+        assert!(
+            write(&overall).starts_with(
+                "chartseq: error: the release did not finish within --timeout 4s: step shop app: timed out after 3s"
+            ),
+            "{overall}"
+        );
+        let refused = RunError::Refused {
+            release: "shop".to_owned(),
+            namespace: "ns".to_owned(),
+            foreign: vec![(
+                "ConfigMap/shared-settings (namespace ns)".to_owned(),
+                Owner::NotHelm { managed_by: None },
+            )],
+        };
+        assert_eq!(
+            write(&refused),
+            "chartseq: error: 1 object(s) already exist and do not belong to release shop (namespace ns); nothing was applied:\n  ConfigMap/shared-settings (namespace ns): not managed by Helm\nfix: remove or rename them, or adopt them into this release deliberately with --take-ownership\n"
+        );
+        let cluster = RunError::Cluster {
+            resource: Some("ConfigMap/app".to_owned()),
+            error: crate::apply::cluster::ClusterError::other("forbidden"),
+        };
+        assert_eq!(
+            write(&cluster),
+            "chartseq: error: ConfigMap/app: forbidden\n"
+        );
+        assert_eq!(
+            WaitError::Failed {
+                target: "Job/migrate".to_owned(),
+                reason: "BackoffLimitExceeded".to_owned()
+            }
+            .to_string(),
+            "Job/migrate failed: BackoffLimitExceeded"
+        );
+    }
 }

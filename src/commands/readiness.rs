@@ -44,7 +44,7 @@ pub struct ReadinessSettings {
 
 /// An invalid expression as a tool error: what, where, and a caret under the character.
 fn expression_error(context: &str, e: &ReadinessError) -> Error {
-    let error = Error::new(format!("{context}: {}", e.message));
+    let error = Error::invalid(format!("{context}: {}", e.message));
     match &e.expression {
         Some((text, err)) => {
             let caret = expr::caret(text, err.offset)
@@ -83,7 +83,7 @@ pub fn readiness(
     let (name, bytes) = objects::read(&settings.object)?;
     let objects = objects::objects(&name, &bytes, settings.limits)?;
     if objects.is_empty() {
-        return Err(Error::new(format!("{name}: no objects to judge")).into());
+        return Err(Error::invalid(format!("{name}: no objects to judge")).into());
     }
     let now = settings.now.unwrap_or_else(SystemTime::now);
     let mut judged = Vec::with_capacity(objects.len());

@@ -171,8 +171,8 @@ pub fn load_failure(
     let mut sources = SourceMap::default();
     let again = chart::load(chart, &mut sources, limits);
     let message = match &again {
-        Err(e) => e.message.clone(),
-        Ok(_) => error.message.clone(),
+        Err(e) => e.message(),
+        Ok(_) => error.message(),
     };
     let shown = display_path(chart);
     // The longest registered name the message starts with: `chart/Chart.yaml:3:1: …`.

@@ -264,8 +264,7 @@ fn lint_rendering(
             })
         }
         Err(e) => e
-            .render_failure
-            .as_ref()
+            .render_failure()
             .filter(|_| !job.cancel.is_cancelled())
             .and_then(|f| crate::lint::render_failure(f, input.chart_limits, settings))
             .map(|(model, report)| Linted {
@@ -273,7 +272,7 @@ fn lint_rendering(
                 report,
                 render_failed: true,
             })
-            .ok_or(e.message),
+            .ok_or_else(|| e.message()),
     }
 }
 
@@ -290,7 +289,7 @@ pub fn analyze(job: &Job) -> Analysis {
         temp = match crate::source::temp::TempDir::new("chartseq-lsp") {
             Ok(t) => t,
             Err(e) => {
-                tool_failure(&mut analysis, job, &e.message);
+                tool_failure(&mut analysis, job, &e.message());
                 return analysis;
             }
         };

@@ -20,7 +20,7 @@ pub fn detect(model: &Model) -> Result<Option<Dialect>> {
     match found.as_slice() {
         [] => Ok(None),
         [d] => Ok(Some(*d)),
-        several => Err(Error::new(format!(
+        several => Err(Error::usage(format!(
             "the chart carries ordering annotations of several tools ({}): pick one with --from",
             several
                 .iter()

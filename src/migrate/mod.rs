@@ -252,17 +252,17 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
             InputTarget::Chart(p) | InputTarget::Stream(p) => p,
         };
         if path.as_os_str() != "-" && !path.exists() {
-            return Err(Error::new(format!(
+            return Err(Error::usage(format!(
                 "{}: no such path",
                 crate::source::display_path(path)
             )));
         }
-        return Err(Error::new(
+        return Err(Error::usage(
             "migrate edits a chart's templates: give it a chart directory",
         ));
     };
     if !chart_dir.is_dir() {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "{}: migrate edits a chart's templates: give it a chart directory, not an archive",
             crate::source::display_path(chart_dir)
         )));
@@ -288,14 +288,14 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     let source_plan = plan::plan_in(&model, from).map_err(|e| {
         let mut text = Vec::new();
         let _ = plan::output::write_plan_error(&mut text, &model, &e);
-        Error::new(format!(
+        Error::invalid(format!(
             "{} refuses this chart's order, so there is nothing faithful to migrate",
             from.named()
         ))
         .with_detail(String::from_utf8_lossy(&text).trim_end().to_owned())
     })?;
     let Some(map) = mapping(from) else {
-        return Err(Error::new(if from == Dialect::Hip {
+        return Err(Error::usage(if from == Dialect::Hip {
             "the chart's order is HIP-0025's already: migrate reads another tool's".to_owned()
         } else {
             format!("migrate does not read {}'s order", from.named())
@@ -340,7 +340,7 @@ pub fn migrate(settings: &Settings) -> Result<Migration> {
     if settings.write {
         for file in &edited.files {
             std::fs::write(&file.disk_path, &file.new_text)
-                .map_err(|e| Error::io(format!("cannot write {}", file.disk_path.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot write {}", file.disk_path.display()), e))?;
             written.push(file.disk_path.clone());
         }
     }

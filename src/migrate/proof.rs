@@ -253,20 +253,20 @@ fn copy_tree(
     budget: &mut CopyBudget,
 ) -> Result<()> {
     if chain.len() > budget.limits.max_depth * 2 + 32 {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{}: directories nest too deep to copy",
             display_path(from)
         )));
     }
     std::fs::create_dir_all(to)
-        .map_err(|e| Error::io(format!("cannot create {}", to.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", to.display()), e))?;
     let entries = std::fs::read_dir(from)
-        .map_err(|e| Error::io(format!("cannot read {}", display_path(from)), &e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", display_path(from)), e))?;
     let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
         budget.files = budget.files.checked_sub(1).ok_or_else(|| {
-            Error::new(format!(
+            Error::invalid(format!(
                 "{}: more than {} files to copy",
                 display_path(from),
                 budget.limits.max_files
@@ -280,7 +280,7 @@ fn copy_tree(
         if meta.is_dir() {
             let real = path
                 .canonicalize()
-                .map_err(|e| Error::io(format!("cannot read {}", display_path(&path)), &e))?;
+                .map_err(|e| Error::io(format!("cannot read {}", display_path(&path)), e))?;
             if let Some((_, copy_of)) = chain.iter().find(|(r, _)| *r == real) {
                 link_back(&target, copy_of)?;
                 continue;
@@ -300,21 +300,21 @@ fn copy_tree(
 /// copied stops there).
 fn copy_file(from: &Path, to: &Path, budget: &mut CopyBudget) -> Result<()> {
     let too_big = || {
-        Error::new(format!(
+        Error::invalid(format!(
             "{}: the chart directory holds more than {} bytes to copy; raise --max-archive-bytes if it is genuine",
             display_path(from),
             budget.limits.max_archive_bytes
         ))
     };
     let input = std::fs::File::open(from)
-        .map_err(|e| Error::io(format!("cannot copy {}", display_path(from)), &e))?;
+        .map_err(|e| Error::io(format!("cannot copy {}", display_path(from)), e))?;
     let mut output = std::fs::File::create(to)
-        .map_err(|e| Error::io(format!("cannot write {}", to.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot write {}", to.display()), e))?;
     let copied = std::io::copy(
         &mut std::io::Read::take(input, budget.bytes.saturating_add(1)),
         &mut output,
     )
-    .map_err(|e| Error::io(format!("cannot copy {}", display_path(from)), &e))?;
+    .map_err(|e| Error::io(format!("cannot copy {}", display_path(from)), e))?;
     budget.bytes = budget.bytes.checked_sub(copied).ok_or_else(too_big)?;
     Ok(())
 }
@@ -333,12 +333,12 @@ fn link_back(at: &Path, dir: &Path) -> Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::symlink(&relative, at)
-            .map_err(|e| Error::io(format!("cannot create the link {}", at.display()), &e))
+            .map_err(|e| Error::io(format!("cannot create the link {}", at.display()), e))
     }
     #[cfg(not(unix))]
     {
         let _ = relative;
-        Err(Error::new(format!(
+        Err(Error::invalid(format!(
             "{}: a link back into a directory it is in cannot be copied here",
             at.display()
         )))
@@ -370,7 +370,7 @@ pub(super) fn prove(
     };
     let root = chart_dir
         .canonicalize()
-        .map_err(|e| Error::io(format!("cannot read {}", display_path(chart_dir)), &e))?;
+        .map_err(|e| Error::io(format!("cannot read {}", display_path(chart_dir)), e))?;
     copy_tree(
         chart_dir,
         &copy,
@@ -380,12 +380,12 @@ pub(super) fn prove(
     for file in &edited.files {
         let path = copy.join(&file.rel);
         std::fs::write(&path, &file.new_text)
-            .map_err(|e| Error::io(format!("cannot write {}", path.display()), &e))?;
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     }
     let mut migrated_input = input.clone();
     migrated_input.target = InputTarget::Chart(copy.clone());
-    let migrated = model::load(&migrated_input)
-        .map_err(|e| Error::new(format!("rendering the migrated chart: {}", e.message)))?;
+    let migrated =
+        model::load(&migrated_input).map_err(|e| e.context("rendering the migrated chart"))?;
     let hip = plan::plan(&migrated).map_err(|e| {
         let mut text = Vec::new();
         let _ = plan::output::write_plan_error(&mut text, &migrated, &e);

@@ -68,7 +68,7 @@ fn no_documents(sources: &SourceMap, stream: FileId) -> Error {
     } else {
         "render the chart into the file first (helm template), or lint the chart directory"
     };
-    Error::new(format!(
+    Error::invalid(format!(
         "no documents in input ({}): it is empty",
         file.name
     ))
@@ -211,7 +211,7 @@ fn build_chart_tree(
         .map(|d| d.name.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "found in Chart.yaml, but missing in charts/ directory: {}",
             missing.join(", ")
         ))

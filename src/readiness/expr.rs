@@ -62,19 +62,12 @@ impl fmt::Display for Op {
 
 /// An expression that does not parse: `offset` is the byte in the expression text (as given
 /// to [`parse`], before trimming) where the problem is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ExprError {
     pub offset: usize,
     pub message: String,
 }
-
-impl fmt::Display for ExprError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ExprError {}
 
 /// A byte range in the expression text.
 pub type Range = std::ops::Range<usize>;

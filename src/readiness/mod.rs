@@ -335,7 +335,8 @@ impl Condition for Readiness {
 }
 
 /// A readiness annotation or expression that cannot be used.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ReadinessError {
     pub kind: ExprKind,
     /// The expression's position in its annotation's array, when the error is about one.
@@ -344,14 +345,6 @@ pub struct ReadinessError {
     pub expression: Option<(String, expr::ExprError)>,
     pub message: String,
 }
-
-impl fmt::Display for ReadinessError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ReadinessError {}
 
 /// Parses the expressions of one side; each error names the side and entry.
 pub fn parse_expressions<S: AsRef<str>>(

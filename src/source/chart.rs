@@ -167,7 +167,7 @@ impl Budget {
                 self.files = left;
                 Ok(())
             }
-            None => Err(Error::new(format!(
+            None => Err(Error::invalid(format!(
                 "{at}: more than {} files in the chart {} (its subcharts and archives together)",
                 self.limits.max_files, self.root
             ))),
@@ -184,7 +184,7 @@ pub fn load(path: &Path, sources: &mut SourceMap, limits: ChartLimits) -> Result
     } else {
         let bytes = read::file(path, budget.bytes).map_err(|e| match e {
             read::ReadError::TooBig(_) => too_big(&shown, &shown, limits),
-            read::ReadError::Io(e) => Error::io(format!("cannot read chart archive {shown}"), &e),
+            read::ReadError::Io(e) => Error::io(format!("cannot read chart archive {shown}"), e),
         })?;
         budget.spend(bytes.len() as u64, &shown)?;
         read_archive(&shown, &bytes, &mut budget)?
@@ -218,7 +218,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
     let canonical_root = root.canonicalize().map_err(|e| {
         Error::io(
             format!("cannot read chart directory {}", display_path(root)),
-            &e,
+            e,
         )
     })?;
     let mut files = BTreeMap::new();
@@ -230,7 +230,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
     while let Some((rel_dir, ancestors, through_link)) = pending.pop() {
         let dir = root.join(&rel_dir);
         let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Error::io(format!("cannot read directory {}", display_path(&dir)), &e))?;
+            .map_err(|e| Error::io(format!("cannot read directory {}", display_path(&dir)), e))?;
         let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
         entries.sort_by_key(std::fs::DirEntry::file_name);
         for entry in entries {
@@ -241,7 +241,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
             // Follows links; a broken link fails here, as it fails Helm.
             let meta = std::fs::metadata(&full).map_err(|e| {
                 let what = if is_link { "symbolic link " } else { "" };
-                Error::io(format!("cannot read {what}{}", display_path(&full)), &e)
+                Error::io(format!("cannot read {what}{}", display_path(&full)), e)
             })?;
             if meta.is_dir() {
                 if !wanted(&rel_text, true) {
@@ -249,9 +249,9 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
                 }
                 let target = full
                     .canonicalize()
-                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), &e))?;
+                    .map_err(|e| Error::io(format!("cannot read {}", display_path(&full)), e))?;
                 if ancestors.contains(&target) {
-                    return Err(Error::new(format!(
+                    return Err(Error::invalid(format!(
                         "{}: symbolic link loop: it leads back to {}, which contains it",
                         display_path(&full),
                         target.display()
@@ -266,7 +266,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
                 continue;
             }
             if !meta.is_file() {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{}: cannot load an irregular file (a device, FIFO or socket) into a chart",
                     display_path(&full)
                 )));
@@ -277,7 +277,7 @@ fn read_dir_chart(root: &Path, budget: &mut Budget) -> Result<ChartFiles> {
             // what the tree may still hold.
             let bytes = read::file(&full, budget.bytes).map_err(|e| match e {
                 read::ReadError::TooBig(_) => too_big(&shown, &budget.root, budget.limits),
-                read::ReadError::Io(e) => Error::io(format!("cannot read {shown}"), &e),
+                read::ReadError::Io(e) => Error::io(format!("cannot read {shown}"), e),
             })?;
             budget.spend(bytes.len() as u64, &shown)?;
             if through_link || is_link {
@@ -325,7 +325,7 @@ fn normalise_member(display: &str, raw: &str) -> Result<String> {
     let path = raw.replace('\\', "/");
     let escapes = path.starts_with('/') || path.split('/').any(|s| s == "..");
     if escapes {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{display}: archive member `{}` escapes the chart (absolute path or `..`)",
             raw.escape_debug()
         )));
@@ -377,10 +377,9 @@ fn read_members(
     let mut kept = 0u64;
     let entries = archive
         .entries()
-        .map_err(|e| Error::new(format!("{display}: not a gzipped tar archive: {e}")))?;
+        .map_err(|e| Error::io(format!("{display}: not a gzipped tar archive"), e))?;
     for entry in entries {
-        let mut entry =
-            entry.map_err(|e| Error::new(format!("{display}: corrupt archive: {e}")))?;
+        let mut entry = entry.map_err(|e| Error::io(format!("{display}: corrupt archive"), e))?;
         let kind = entry.header().entry_type();
         if kind.is_dir()
             || kind.is_pax_global_extensions()
@@ -393,7 +392,7 @@ fn read_members(
         let path = normalise_member(display, &raw_path)?;
         if !(kind.is_file() || kind == tar::EntryType::Continuous) {
             if kind.is_symlink() || kind.is_hard_link() {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{display}: archive member `{path}` is a link; charts may not contain links"
                 )));
             }
@@ -405,7 +404,7 @@ fn read_members(
         match &top {
             None => top = Some(first.to_owned()),
             Some(t) if t != first => {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{display}: archive holds more than one chart (`{t}/` and `{first}/`)"
                 )));
             }
@@ -415,7 +414,7 @@ fn read_members(
             continue;
         }
         if let Some(earlier) = raw_names.get(rel) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{display}: archive holds `{path}` twice (as `{}` and `{}`); repack it with one of them",
                 earlier.escape_debug(),
                 raw_path.escape_debug()
@@ -428,17 +427,15 @@ fn read_members(
             return Err(bomb(display, budget));
         }
         let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(|e| {
-            Error::new(format!(
-                "{display}: cannot read archive member `{path}`: {e}"
-            ))
-        })?;
+        entry
+            .read_to_end(&mut data)
+            .map_err(|e| Error::io(format!("{display}: cannot read archive member `{path}`"), e))?;
         kept += data.len() as u64;
         raw_names.insert(rel.to_owned(), raw_path);
         files.insert(rel.to_owned(), data);
     }
     let Some(top) = top else {
-        return Err(Error::new(format!("{display}: archive holds no chart")));
+        return Err(Error::invalid(format!("{display}: archive holds no chart")));
     };
     Ok((top, files))
 }
@@ -449,14 +446,14 @@ fn too_big(at: &str, root: &str, limits: ChartLimits) -> Error {
     } else {
         format!(" (at {at})")
     };
-    Error::new(format!(
+    Error::invalid(format!(
         "{root}: the chart tree (its subcharts and archives expanded, its symbolic links followed) holds more than {} bytes{whole}; raise --max-archive-bytes if it is genuine",
         limits.max_archive_bytes
     ))
 }
 
 fn bomb(display: &str, budget: &Budget) -> Error {
-    Error::new(format!(
+    Error::invalid(format!(
         "{display}: archive expands beyond the {} bytes the chart tree {} may hold (a decompression bomb?); raise --max-archive-bytes if it is genuine",
         budget.limits.max_archive_bytes, budget.root
     ))
@@ -470,7 +467,7 @@ fn build(
     depth: usize,
 ) -> Result<LoadedChart> {
     if depth > budget.limits.max_depth {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{}: subcharts nested deeper than {} levels",
             chart.display_root, budget.limits.max_depth
         )));
@@ -478,7 +475,9 @@ fn build(
     let root = chart.display_root.clone();
 
     let Some(chart_yaml) = chart.files.remove("Chart.yaml") else {
-        return Err(Error::new(format!("{root}: no Chart.yaml (not a chart)")));
+        return Err(Error::invalid(format!(
+            "{root}: no Chart.yaml (not a chart)"
+        )));
     };
     let chart_yaml_name = chart.shown("Chart.yaml");
     let file = sources.add(chart_yaml_name.clone(), chart.origin.clone(), chart_yaml);
@@ -566,7 +565,7 @@ pub fn parse_yaml_file_with(
     let source = sources.get(file);
     let text = std::str::from_utf8(&source.bytes).map_err(|e| {
         let pos = source.line_col(e.valid_up_to() as u32);
-        Error::new(format!(
+        Error::invalid(format!(
             "{name}:{}:{}: not valid UTF-8",
             pos.line, pos.column
         ))
@@ -575,7 +574,7 @@ pub fn parse_yaml_file_with(
     let offset = (source.bytes.len() - text.len()) as u32;
     parse_document(text, offset, limits).map_err(|e| {
         let pos = source.line_col(e.offset);
-        Error::new(format!(
+        Error::invalid(format!(
             "{name}:{}:{}: invalid YAML: {}",
             pos.line, pos.column, e.message
         ))
@@ -589,7 +588,7 @@ fn yaml_file_to_json(name: &str, file: FileId, sources: &SourceMap) -> Result<se
         Some(node) => match node.to_json() {
             v @ serde_json::Value::Object(_) => v,
             _ => {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{name}: values must be a mapping, found {}",
                     node.describe()
                 )));
@@ -600,23 +599,23 @@ fn yaml_file_to_json(name: &str, file: FileId, sources: &SourceMap) -> Result<se
 
 fn parse_meta(name: &str, file: FileId, sources: &SourceMap) -> Result<ChartMeta> {
     let Some(node) = parse_yaml_file(name, file, sources)? else {
-        return Err(Error::new(format!("{name}: empty Chart.yaml")));
+        return Err(Error::invalid(format!("{name}: empty Chart.yaml")));
     };
     if node.as_map().is_none() {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{name}: Chart.yaml must be a mapping, found {}",
             node.describe()
         )));
     }
     let text = |n: Option<&Node>| n.and_then(Node::as_scalar).map(str::to_owned);
     let Some(chart_name) = text(node.get("name")).filter(|n| !n.is_empty()) else {
-        return Err(Error::new(format!("{name}: Chart.yaml has no `name`")));
+        return Err(Error::invalid(format!("{name}: Chart.yaml has no `name`")));
     };
     let mut dependencies = Vec::new();
     if let Some(deps) = node.get("dependencies").filter(|d| !d.is_null()) {
         let Some(items) = deps.as_seq() else {
             let pos = sources.get(file).line_col(deps.span.start);
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{name}:{}:{}: `dependencies` must be a list",
                 pos.line, pos.column
             )));
@@ -624,7 +623,7 @@ fn parse_meta(name: &str, file: FileId, sources: &SourceMap) -> Result<ChartMeta
         for item in items {
             let Some(dep_name) = text(item.get("name")).filter(|n| !n.is_empty()) else {
                 let pos = sources.get(file).line_col(item.span.start);
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{name}:{}:{}: dependency without a `name`",
                     pos.line, pos.column
                 )));

@@ -69,7 +69,7 @@ pub fn owning_charts(files: &[PathBuf]) -> Vec<PathBuf> {
 /// The chart roots under `search` (a directory) with files changed since `since`, sorted.
 pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let cwd =
-        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", &e))?;
+        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
     let first = search.first().map_or(cwd.as_path(), PathBuf::as_path);
     let probe = if first.is_dir() {
         first
@@ -81,9 +81,9 @@ pub fn changed_charts(since: &str, search: &[PathBuf]) -> Result<Vec<PathBuf>, E
     // The revision is resolved to a commit first (never passed where git could read it as an
     // option: `--output=F` would have git write a file), and only the commit goes on.
     let commit = git::resolve_commit(Some(&top), since)
-        .map_err(|e| Error::new(format!("--changed-since: {}", e.message)))?
+        .map_err(|e| e.context("--changed-since"))?
         .ok_or_else(|| {
-            Error::new(format!(
+            Error::usage(format!(
                 "--changed-since: `{}` is not a git revision here",
                 since.escape_debug()
             ))

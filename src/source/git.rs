@@ -59,8 +59,8 @@ fn git_in(dir: Option<&Path>, args: &[&str], limit: u64) -> Result<GitOutput, Er
     }
     cmd.args(args);
     let captured = read::run(&mut cmd, limit, None)
-        .map_err(|e| Error::io("cannot run git", &e))?
-        .ok_or_else(|| Error::new("git did not finish"))?;
+        .map_err(|e| Error::io("cannot run git", e))?
+        .ok_or_else(|| Error::program("git did not finish"))?;
     let stdout = captured.stdout.map_err(|e| {
         e.describe(
             &format!("the output of `git {}`", args.join(" ")),
@@ -86,7 +86,7 @@ fn git_in(dir: Option<&Path>, args: &[&str], limit: u64) -> Result<GitOutput, Er
 pub fn output(dir: &Path, args: &[&str]) -> Result<String, Error> {
     let out = git_in(Some(dir), args, read::MAX_INPUT_BYTES)?;
     if !out.ok {
-        return Err(Error::new(format!(
+        return Err(Error::program(format!(
             "git {} failed: {}",
             args.join(" "),
             out.stderr
@@ -109,7 +109,7 @@ fn text(bytes: &[u8]) -> String {
 /// Refuses a revision git would read as an option (`--output=F`): it is never passed on.
 pub fn check_revision(rev: &str) -> Result<(), Error> {
     if rev.starts_with('-') {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "`{}` is not a git revision: it starts with `-`",
             rev.escape_debug()
         )));
@@ -160,8 +160,10 @@ impl Snapshot<'_> {
             SMALL,
         )?;
         if !out.ok {
-            return Err(Error::new(format!("{}: git ls-tree failed", self.revision))
-                .with_detail(out.stderr));
+            return Err(
+                Error::program(format!("{}: git ls-tree failed", self.revision))
+                    .with_detail(out.stderr),
+            );
         }
         // `<mode> <type> <object>\t<path>\0`, the entry itself (not its contents).
         let listing = String::from_utf8_lossy(&out.stdout);
@@ -181,7 +183,7 @@ impl Snapshot<'_> {
         let out = git_in(Some(self.top), &["cat-file", "blob", object], 4096)?;
         if !out.ok {
             return Err(
-                Error::new(format!("{}: git cat-file failed", self.revision))
+                Error::program(format!("{}: git cat-file failed", self.revision))
                     .with_detail(out.stderr),
             );
         }
@@ -222,14 +224,14 @@ impl Snapshot<'_> {
             }
             hops += 1;
             if hops > MAX_LINK_HOPS {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{}:{here}: symbolic link loop (more than {MAX_LINK_HOPS} links followed)",
                     self.revision.rev
                 )));
             }
             let target = self.link_text(&object)?;
             if target.starts_with('/') || target.is_empty() {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{}:{here}: the symbolic link leads to `{}`, outside the repository, which a revision does not hold",
                     self.revision.rev,
                     target.escape_debug()
@@ -245,7 +247,7 @@ impl Snapshot<'_> {
     }
 
     fn outside(&self, path: &str) -> Error {
-        Error::new(format!(
+        Error::invalid(format!(
             "{}:{path}: leads outside the repository, which a revision does not hold",
             self.revision.rev
         ))
@@ -277,14 +279,14 @@ struct Budget {
 /// chart limits.
 pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<Checkout, Error> {
     if !git(&["rev-parse", "--show-toplevel"])?.ok {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "{revision}: the current directory is not in a git repository, so it has no revision `{}` to read",
             revision.rev
         ))
         .with_detail("REF:path reads a chart at a revision of the repository chartseq runs in: run it inside the repository, or name a path on disk"));
     }
     let Some(commit) = resolve_commit(None, &revision.rev)? else {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "{revision}: `{}` is not a git revision here",
             revision.rev
         ))
@@ -305,7 +307,7 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
     };
     let root = dir.join("repository");
     std::fs::create_dir(&root)
-        .map_err(|e| Error::io(format!("cannot create {}", root.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", root.display()), e))?;
     let mut budget = Budget {
         bytes: limits.max_archive_bytes,
         files: limits.max_files,
@@ -313,7 +315,7 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
     };
     let mut links = Vec::new();
     let Some(real) = snapshot.resolve(&full, &mut links)? else {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "{revision}: no `{}` at revision {}",
             if full.is_empty() { "." } else { &full },
             revision.rev
@@ -341,7 +343,7 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
             format!("{base}/{target}")
         };
         if target.starts_with('/') || target.is_empty() {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{}:{at}: the symbolic link leads to `{}`, outside the repository, which a revision does not hold",
                 revision.rev,
                 target.escape_debug()
@@ -371,7 +373,7 @@ pub fn checkout(revision: &Revision, dir: &Path, limits: ChartLimits) -> Result<
         target.push(part);
         if part != "." && part != ".." && target.symlink_metadata().is_err() {
             std::fs::create_dir(&target)
-                .map_err(|e| Error::io(format!("cannot create {}", target.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot create {}", target.display()), e))?;
         }
     }
     Ok(Checkout {
@@ -398,7 +400,7 @@ fn make_link(snapshot: &Snapshot<'_>, root: &Path, at: &str, target: &str) -> Re
     }
     if let Some(parent) = place.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), &e))?;
+            .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
     }
     #[cfg(unix)]
     {
@@ -408,14 +410,14 @@ fn make_link(snapshot: &Snapshot<'_>, root: &Path, at: &str, target: &str) -> Re
                     "{}:{at}: cannot recreate the symbolic link",
                     snapshot.revision.rev
                 ),
-                &e,
+                e,
             )
         })
     }
     #[cfg(not(unix))]
     {
         let _ = target;
-        Err(Error::new(format!(
+        Err(Error::invalid(format!(
             "{}:{at}: symbolic links at a revision are read on Unix only",
             snapshot.revision.rev
         )))
@@ -437,7 +439,7 @@ fn materialize(
     if !kind.ok {
         // git's own words (`fatal: path '…' does not exist in 'HEAD'`) say the same, less
         // plainly.
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "{revision}: no `{real}` at revision {}",
             revision.rev
         )));
@@ -455,12 +457,12 @@ fn materialize(
                 budget.bytes,
             )?;
             if !archive.ok {
-                return Err(Error::new(format!("{revision}: git archive failed"))
+                return Err(Error::program(format!("{revision}: git archive failed"))
                     .with_detail(archive.stderr));
             }
             budget.bytes -= archive.stdout.len() as u64;
             std::fs::create_dir_all(&place)
-                .map_err(|e| Error::io(format!("cannot create {}", place.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot create {}", place.display()), e))?;
             unpack(snapshot, &archive.stdout, root, real, budget, queue)
         }
         "blob" => {
@@ -470,13 +472,13 @@ fn materialize(
                 budget.bytes,
             )?;
             if !shown.ok {
-                return Err(Error::new(format!("{revision}: git cat-file failed"))
+                return Err(Error::program(format!("{revision}: git cat-file failed"))
                     .with_detail(shown.stderr));
             }
             budget.bytes -= shown.stdout.len() as u64;
             write_new(root, &place, &shown.stdout)
         }
-        other => Err(Error::new(format!(
+        other => Err(Error::usage(format!(
             "{revision}: `{real}` is a git {other}, not a chart directory or file"
         ))),
     }
@@ -490,19 +492,19 @@ fn write_new(root: &Path, place: &Path, bytes: &[u8]) -> Result<(), Error> {
     }
     let parent = place.parent().unwrap_or(root);
     std::fs::create_dir_all(parent)
-        .map_err(|e| Error::io(format!("cannot create {}", parent.display()), &e))?;
+        .map_err(|e| Error::io(format!("cannot create {}", parent.display()), e))?;
     let inside = match (parent.canonicalize(), root.canonicalize()) {
         (Ok(p), Ok(r)) => p.starts_with(r),
         _ => false,
     };
     if !inside {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{}: would be written through a symbolic link",
             place.display()
         )));
     }
     std::fs::write(place, bytes)
-        .map_err(|e| Error::io(format!("cannot write {}", place.display()), &e))
+        .map_err(|e| Error::io(format!("cannot write {}", place.display()), e))
 }
 
 /// Unpacks `git archive` output for repository path `base` under `root`: directories and
@@ -516,7 +518,7 @@ fn unpack(
     queue: &mut Vec<(String, String)>,
 ) -> Result<(), Error> {
     let revision = snapshot.revision;
-    let corrupt = |e: std::io::Error| Error::io(format!("{revision}: cannot unpack the tree"), &e);
+    let corrupt = |e: std::io::Error| Error::io(format!("{revision}: cannot unpack the tree"), e);
     let mut archive = tar::Archive::new(tar_bytes);
     for entry in archive.entries().map_err(corrupt)? {
         let mut entry = entry.map_err(corrupt)?;
@@ -529,7 +531,7 @@ fn unpack(
             .trim_end_matches('/')
             .to_owned();
         if rel.starts_with('/') || rel.split('/').any(|s| s == "..") {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{revision}: git archive member `{rel}` escapes the tree"
             )));
         }
@@ -539,7 +541,7 @@ fn unpack(
             (false, false) => format!("{base}/{rel}"),
         };
         budget.files = budget.files.checked_sub(1).ok_or_else(|| {
-            Error::new(format!(
+            Error::invalid(format!(
                 "{revision}: more than {} files",
                 budget.limits.max_files
             ))
@@ -547,7 +549,7 @@ fn unpack(
         let place = root.join(&at);
         if kind.is_dir() {
             std::fs::create_dir_all(&place)
-                .map_err(|e| Error::io(format!("cannot create {}", place.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot create {}", place.display()), e))?;
         } else if kind.is_symlink() {
             let target = entry
                 .link_name_bytes()

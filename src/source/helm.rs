@@ -52,7 +52,7 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
             Ok(path.to_path_buf())
         } else {
             Err(
-                Error::new(format!("--helm {}: no such file", display_path(path)))
+                Error::usage(format!("--helm {}: no such file", display_path(path)))
                     .with_detail(INSTALL_HINT),
             )
         };
@@ -63,7 +63,7 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
             Ok(path)
         } else {
             Err(
-                Error::new(format!("$CHARTSEQ_HELM={}: no such file", path.display()))
+                Error::usage(format!("$CHARTSEQ_HELM={}: no such file", path.display()))
                     .with_detail(INSTALL_HINT),
             )
         };
@@ -76,7 +76,7 @@ pub fn find_helm(explicit: Option<&Path>) -> Result<PathBuf> {
             }
         }
     }
-    Err(Error::new(
+    Err(Error::program(
         "helm not found on PATH; chartseq renders chart directories with `helm template`",
     )
     .with_detail(INSTALL_HINT))
@@ -108,7 +108,7 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
             let text = serde_json::to_string(&layer)
                 .map_err(|e| Error::new(format!("cannot write the reused values: {e}")))?;
             std::fs::write(&path, text)
-                .map_err(|e| Error::io(format!("cannot write {}", path.display()), &e))?;
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
             Ok((dir, path))
         })
         .transpose()?;
@@ -141,17 +141,17 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
         Some(options.timeout),
         &options.cancel,
     )
-    .map_err(|e| Error::io(format!("cannot run {}", helm.display()), &e))?
+    .map_err(|e| Error::io(format!("cannot run {}", helm.display()), e))?
     {
         read::Ended::Finished(captured) => captured,
         read::Ended::TimedOut => {
-            return Err(Error::new(format!(
+            return Err(Error::program(format!(
                 "helm template did not finish within --helm-timeout {}",
                 crate::duration::go_duration(options.timeout)
             )));
         }
         read::Ended::Cancelled => {
-            return Err(Error::new(format!(
+            return Err(Error::program(format!(
                 "helm template for {} was cancelled",
                 display_path(chart)
             )));
@@ -184,15 +184,13 @@ pub fn render(chart: &Path, options: &HelmOptions) -> Result<Vec<u8>> {
     let status = captured.status;
     if !status.success() {
         let stderr = String::from_utf8_lossy(&err).trim_end().to_owned();
-        return Err(Error::new(format!(
-            "helm template failed for {} ({status})",
-            display_path(chart)
-        ))
-        .with_detail(stderr.clone())
-        .with_render_failure(crate::error::RenderFailure {
-            chart: chart.to_path_buf(),
-            stderr,
-        }));
+        return Err(Error::render(
+            status,
+            crate::error::RenderFailure {
+                chart: chart.to_path_buf(),
+                stderr,
+            },
+        ));
     }
     Ok(out)
 }
@@ -212,7 +210,7 @@ pub fn validate_release_name(name: &str) -> Result<()> {
             && bytes.iter().all(|b| alnum(b) || *b == b'-')
     };
     if name.is_empty() || name.len() > MAX_RELEASE_NAME || !name.split('.').all(label_ok) {
-        return Err(Error::new(format!(
+        return Err(Error::usage(format!(
             "invalid release name {name:?}: helm accepts at most {MAX_RELEASE_NAME} characters, dot-separated labels of lowercase letters, digits and `-`, each starting and ending with a letter or digit"
         )));
     }

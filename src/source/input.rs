@@ -71,7 +71,10 @@ pub fn read(input: &Input) -> Result<Read> {
     };
     if let Some(path) = &chart_path {
         if !path.exists() {
-            return Err(Error::new(format!("{}: no such chart", display_path(path))));
+            return Err(Error::usage(format!(
+                "{}: no such chart",
+                display_path(path)
+            )));
         }
         if path.is_dir() && !path.join("Chart.yaml").is_file() {
             return Err(not_a_chart(path));
@@ -106,7 +109,7 @@ pub fn read(input: &Input) -> Result<Read> {
         }
         InputTarget::Stream(path) if path.is_dir() => return Err(not_a_chart(path)),
         InputTarget::Stream(path) if !path.exists() && path.symlink_metadata().is_err() => {
-            return Err(Error::new(format!("{}: no such path", display_path(path))).with_detail(
+            return Err(Error::usage(format!("{}: no such path", display_path(path))).with_detail(
                 "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
             ));
         }
@@ -118,12 +121,12 @@ pub fn read(input: &Input) -> Result<Read> {
         }
     };
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{stream_name}:1:1: the input is UTF-16; convert it to UTF-8 (e.g. `iconv -f UTF-16 -t UTF-8`)"
         )));
     }
     if u32::try_from(bytes.len()).is_err() {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{stream_name}: inputs over 4 GiB are not supported"
         )));
     }
@@ -149,7 +152,7 @@ fn input_cap(input: &Input) -> read::Cap<'static> {
 
 /// A directory named as a chart or a stream that holds no `Chart.yaml`.
 fn not_a_chart(path: &Path) -> Error {
-    Error::new(format!("no Chart.yaml in {}: not a chart", display_path(path))).with_detail(
+    Error::usage(format!("no Chart.yaml in {}: not a chart", display_path(path))).with_detail(
         "a target is a chart directory (with Chart.yaml), a chart archive (.tgz), a rendered manifest stream file, or - for standard input",
     )
 }
@@ -167,13 +170,13 @@ fn refuse_binary(name: &str, bytes: &[u8]) -> Result<()> {
         .count();
     let binary = memchr::memchr(0, head).is_some() && (invalid + controls) * 10 > head.len();
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{name}: a gzip archive, not a rendered manifest stream"
         ))
         .with_detail("a chart archive must be named *.tgz or *.tar.gz"));
     }
     if binary {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{name}: a binary file, not a rendered manifest stream or a chart"
         ))
         .with_detail(

@@ -40,7 +40,7 @@ pub fn objects(name: &str, bytes: &[u8], limits: Limits) -> Result<Vec<Object>, 
     for doc in split_stream(bytes) {
         let Ok(text) = std::str::from_utf8(&bytes[doc.range.clone()]) else {
             let at = index.line_col(bytes, doc.range.start as u32);
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{name}:{}: the document is not valid UTF-8",
                 at.line
             )));
@@ -48,13 +48,13 @@ pub fn objects(name: &str, bytes: &[u8], limits: Limits) -> Result<Vec<Object>, 
         let start = doc.range.start as u32;
         let node = parse::parse_document(text, start, limits).map_err(|e| {
             let at = index.line_col(bytes, e.offset);
-            Error::new(format!("{name}:{}:{}: {}", at.line, at.column, e.message))
+            Error::invalid(format!("{name}:{}:{}: {}", at.line, at.column, e.message))
         })?;
         let Some(node) = node else { continue };
         let line = index.line_col(bytes, node.span.start).line;
         let value = node.to_json();
         if !value.is_object() {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{name}:{line}: the document is {}, not a Kubernetes object",
                 node.describe()
             )));

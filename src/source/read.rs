@@ -33,7 +33,7 @@ impl Cap<'_> {
         let raise = self
             .raise
             .map_or_else(String::new, |flag| format!(" (raise it with {flag})"));
-        Error::new(format!("{what} has {size} {}{raise}", self.limit))
+        Error::invalid(format!("{what} has {size} {}{raise}", self.limit))
     }
 }
 
@@ -48,10 +48,10 @@ pub enum ReadError {
 impl ReadError {
     /// The error for `what` (`values file x.yaml`): `cannot read what: ...` or over the cap.
     #[must_use]
-    pub fn describe(&self, what: &str, cap: Cap<'_>) -> Error {
+    pub fn describe(self, what: &str, cap: Cap<'_>) -> Error {
         match self {
             Self::Io(e) => Error::io(format!("cannot read {what}"), e),
-            Self::TooBig(size) => cap.exceeded(what, *size),
+            Self::TooBig(size) => cap.exceeded(what, size),
         }
     }
 }

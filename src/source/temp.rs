@@ -36,7 +36,7 @@ impl TempDir {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir(&dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), &e))?;
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
         Ok(Self(dir))
     }
 

@@ -63,7 +63,7 @@ pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap, limits: Limits
     for path in &inputs.files {
         let name = display_path(path);
         let bytes = if path.as_os_str() == "-" {
-            return Err(Error::new(
+            return Err(Error::usage(
                 "values from standard input (`-f -`) are not supported; pass a file",
             ));
         } else {
@@ -84,7 +84,7 @@ pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap, limits: Limits
             Json::Null => {}
             file @ Json::Object(_) => overlay(&mut merged, file),
             _ => {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "{name}: values must be a mapping, found {}",
                     node.describe()
                 )));
@@ -92,11 +92,12 @@ pub fn user_values(inputs: &ValueInputs, sources: &mut SourceMap, limits: Limits
         }
     }
     for expr in &inputs.set {
-        apply_set(&mut merged, expr, true).map_err(|e| Error::new(format!("--set {expr}: {e}")))?;
+        apply_set(&mut merged, expr, true)
+            .map_err(|e| Error::usage(format!("--set {expr}: {e}")))?;
     }
     for expr in &inputs.set_string {
         apply_set(&mut merged, expr, false)
-            .map_err(|e| Error::new(format!("--set-string {expr}: {e}")))?;
+            .map_err(|e| Error::usage(format!("--set-string {expr}: {e}")))?;
     }
     Ok(merged)
 }

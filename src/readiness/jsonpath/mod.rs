@@ -9,41 +9,25 @@
 
 mod parser;
 
-use std::fmt;
-
 use serde_json::Value;
 
 use super::gofmt::{self, GoNumber};
 
 /// A template that does not parse: the byte offset of the problem in the template text and
 /// client-go's wording.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct PathError {
     pub offset: usize,
     pub message: String,
 }
 
-impl fmt::Display for PathError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PathError {}
-
 /// Evaluation failed (client-go would return an error from `Execute`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct EvalError {
     pub message: String,
 }
-
-impl fmt::Display for EvalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for EvalError {}
 
 fn eval_error(message: impl Into<String>) -> EvalError {
     EvalError {
