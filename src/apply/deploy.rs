@@ -315,6 +315,35 @@ impl Runner {
         Ok(kind)
     }
 
+    /// Whether a CRD this run has applied defines `item`'s kind.
+    fn defined_here(&self, record: &Record, item: &Item) -> bool {
+        let group = crate::model::kinds::api_group(&item.api_version);
+        let applied = lock(&self.applied);
+        record.items.iter().enumerate().any(|(i, crd)| {
+            applied.contains(&i)
+                && crd.kind == "CustomResourceDefinition"
+                && crd.object["spec"]["group"].as_str() == Some(group)
+                && crd.object["spec"]["names"]["kind"].as_str() == Some(item.kind.as_str())
+        })
+    }
+
+    /// The kind of `item` once the API server serves it: a CRD it has just established may
+    /// not be in its discovery yet, so it is asked again until it is, within the readiness
+    /// timeout.
+    async fn kind_once_served(&self, item: &Item) -> Result<Kind, RunError> {
+        let until = (Instant::now() + self.settings.readiness_timeout).min(self.deadline);
+        resolve_until_served(self.cluster.as_ref(), item, until)
+            .await
+            .map_err(|error| RunError::Cluster {
+                resource: Some(self.label(item)),
+                error,
+            })
+            .inspect(|kind| {
+                let key = (item.api_version.clone(), item.kind.clone());
+                lock(&self.kinds).insert(key, kind.clone());
+            })
+    }
+
     /// The namespace `item` lives in: none for a kind the server serves cluster-scoped (once
     /// its scope is known), the recorded one otherwise.
     pub(super) fn scope(&self, item: &Item) -> Option<String> {
@@ -342,7 +371,14 @@ impl Runner {
     /// `crds/` is only created, as Helm does: an existing one is never changed.
     async fn apply_item(&self, record: &Record, index: usize) -> Result<Target, RunError> {
         let item = &record.items[index];
-        let kind = self.kind(item, false).await?;
+        let kind = match self.kind(item, false).await {
+            Err(RunError::Cluster { error, .. })
+                if error.kind == ErrorKind::NotFound && self.defined_here(record, item) =>
+            {
+                self.kind_once_served(item).await?
+            }
+            other => other?,
+        };
         let ns = Self::namespace_for(&kind, item);
         let mut target = Target {
             kind: kind.clone(),
@@ -1467,10 +1503,171 @@ pub fn removed(old: &Record, new: &Record) -> BTreeSet<usize> {
         .collect()
 }
 
+/// Resolves `item`'s kind, asking the server's discovery again until it serves it or `until`
+/// passes (then the last answer).
+async fn resolve_until_served(
+    cluster: &dyn Cluster,
+    item: &Item,
+    until: Instant,
+) -> Result<Kind, ClusterError> {
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match cluster.resolve(&item.api_version, &item.kind, true).await {
+            Err(e) if e.kind == ErrorKind::NotFound && Instant::now() + pause < until => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::apply::release::RecordedStep;
+
+    /// A server whose discovery serves one kind only from its `served_from`-th look on (a CRD
+    /// it has just established); nothing else is asked of it.
+    struct LateDiscovery {
+        looks: std::sync::atomic::AtomicUsize,
+        served_from: usize,
+    }
+
+    fn unused<'a, T: Send + 'a>() -> crate::apply::cluster::BoxFuture<'a, T> {
+        Box::pin(async { Err(ClusterError::other("not asked in this test")) })
+    }
+
+    impl Cluster for LateDiscovery {
+        fn resolve<'a>(
+            &'a self,
+            api_version: &'a str,
+            kind: &'a str,
+            _refresh: bool,
+        ) -> crate::apply::cluster::BoxFuture<'a, Kind> {
+            let look = self.looks.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let served = look >= self.served_from;
+            Box::pin(async move {
+                if served {
+                    Ok(Kind {
+                        group: "example.com".to_owned(),
+                        version: api_version
+                            .rsplit('/')
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        kind: kind.to_owned(),
+                        plural: "widgets".to_owned(),
+                        namespaced: true,
+                    })
+                } else {
+                    Err(ClusterError {
+                        kind: ErrorKind::NotFound,
+                        message: format!("the server has no resource type for kind {kind}"),
+                    })
+                }
+            })
+        }
+        fn apply<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a Value,
+            _: ApplyOptions,
+        ) -> crate::apply::cluster::BoxFuture<'a, Value> {
+            unused()
+        }
+        fn get<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a str,
+        ) -> crate::apply::cluster::BoxFuture<'a, Option<Value>> {
+            unused()
+        }
+        fn create<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a Value,
+        ) -> crate::apply::cluster::BoxFuture<'a, Value> {
+            unused()
+        }
+        fn replace<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a str,
+            _: &'a Value,
+        ) -> crate::apply::cluster::BoxFuture<'a, Value> {
+            unused()
+        }
+        fn delete<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a str,
+            _: Option<&'a str>,
+        ) -> crate::apply::cluster::BoxFuture<'a, bool> {
+            unused()
+        }
+        fn list<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a str,
+        ) -> crate::apply::cluster::BoxFuture<'a, (Vec<Value>, String)> {
+            unused()
+        }
+        fn watch<'a>(
+            &'a self,
+            _: &'a Kind,
+            _: Option<&'a str>,
+            _: &'a str,
+        ) -> crate::apply::cluster::BoxFuture<
+            'a,
+            futures_util::stream::BoxStream<
+                'static,
+                crate::apply::cluster::Result<crate::apply::cluster::Change>,
+            >,
+        > {
+            unused()
+        }
+    }
+
+    #[test]
+    fn a_kind_just_established_is_asked_for_again_until_discovery_serves_it() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let mut widget = item("Widget", "w");
+        widget.api_version = "example.com/v1".to_owned();
+        let late = LateDiscovery {
+            looks: std::sync::atomic::AtomicUsize::new(0),
+            served_from: 4,
+        };
+        let until = Instant::now() + Duration::from_secs(30);
+        let kind = runtime
+            .block_on(resolve_until_served(&late, &widget, until))
+            .expect("served on the fourth look");
+        assert_eq!(
+            (kind.kind.as_str(), kind.version.as_str()),
+            ("Widget", "v1")
+        );
+        assert_eq!(late.looks.load(std::sync::atomic::Ordering::SeqCst), 4);
+        // Never served: the last answer once the time is up, not a wait past it.
+        let never = LateDiscovery {
+            looks: std::sync::atomic::AtomicUsize::new(0),
+            served_from: usize::MAX,
+        };
+        let until = Instant::now() + Duration::from_millis(500);
+        let error = runtime
+            .block_on(resolve_until_served(&never, &widget, until))
+            .expect_err("never served");
+        assert_eq!(error.kind, ErrorKind::NotFound);
+        assert!(Instant::now() < until + Duration::from_secs(5));
+    }
 
     fn item(kind: &str, name: &str) -> Item {
         Item {
