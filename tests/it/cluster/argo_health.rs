@@ -9,15 +9,6 @@ use std::time::Duration;
 use super::dialects::{config_map, stream};
 use super::{Audit, Ns, ok};
 
-/// Deletes a test's CRD (cluster-wide) when the test ends.
-struct Crd<'a>(&'a Ns, String);
-
-impl Drop for Crd<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.kubectl(&["delete", "crd", &self.1, "--wait=false"]);
-    }
-}
-
 /// A CRD from `crds/` without a status subresource: the status written in a manifest is kept.
 fn crd(group: &str, kind: &str, plural: &str) -> String {
     format!(
@@ -143,7 +134,7 @@ fn argo_does_not_wait_for_a_custom_resource_without_a_health_check() {
         return;
     };
     let group = format!("{}.example.com", ns.name);
-    let _crd = Crd(&ns, format!("gadgets.{group}"));
+    ns.owns("customresourcedefinition", &format!("gadgets.{group}"));
     let gadget = format!(
         "apiVersion: {group}/v1
 kind: Gadget
@@ -200,7 +191,7 @@ fn argo_fails_the_deploy_on_a_degraded_resource() {
     let Some(ns) = Ns::new("argo-degraded") else {
         return;
     };
-    let _crd = Crd(&ns, "workflows.argoproj.io".to_owned());
+    ns.owns("customresourcedefinition", "workflows.argoproj.io");
     let workflow = "apiVersion: argoproj.io/v1
 kind: Workflow
 metadata:

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::dialects::{config_map, deployment, job, stream, werf_stream};
-use super::{Audit, Ns, ok};
+use super::{Audit, Ns, ok, wait_until_found};
 
 /// `chartseq apply STREAM --dialect D --release shop`.
 fn apply(ns: &Ns, path: &str, dialect: &str) -> String {
@@ -279,44 +279,13 @@ data: {{uses: w}}
     (group, text)
 }
 
-/// Removes the test's CRD (cluster-wide) when the test ends.
-struct Crd<'a>(&'a Ns, String);
-
-impl Drop for Crd<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.kubectl(&[
-            "delete",
-            "crd",
-            &format!("widgets.{}", self.1),
-            "--wait=false",
-        ]);
-    }
-}
-
 /// Plays the Widget's operator: once the Widget exists, writes its status `Provisioning`, then
 /// `Ready` half a second later.
 fn operate(ns: &Ns, group: &str) -> std::thread::JoinHandle<()> {
     let resource = format!("widgets.{group}");
-    let kubectl = ns.kubectl.clone();
-    let kubeconfig = ns.cluster.kubeconfig.clone();
-    let namespace = ns.name.clone();
+    let run = ns.kubectl_for_operator();
     std::thread::spawn(move || {
-        let run = |args: &[&str]| {
-            std::process::Command::new(&kubectl)
-                .args(args)
-                .arg("--kubeconfig")
-                .arg(&kubeconfig)
-                .args(["-n", &namespace])
-                .env_remove("KUBECONFIG")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        for _ in 0..600 {
-            if run(&["get", &resource, "w"]) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_found(&run, &[&resource, "w"]);
         for (pause, phase) in [(200, "Provisioning"), (500, "Ready")] {
             std::thread::sleep(Duration::from_millis(pause));
             let patch = format!("{{\"status\":{{\"phase\":\"{phase}\"}}}}");
@@ -415,7 +384,7 @@ fn properties(pairs: &[(String, String)]) -> chartseq::plan::Wait {
 fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
     let Some(ns) = Ns::new("props") else { return };
     let (group, text) = widgets(&ns);
-    let _crd = Crd(&ns, group.clone());
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
     let pairs = vec![
         (".status.phase".to_owned(), "Ready".to_owned()),
         (".spec.size".to_owned(), "1".to_owned()),
@@ -437,7 +406,7 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
         return;
     };
     let (group, text) = widgets(&ns);
-    let _crd = Crd(&ns, group.clone());
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
     let never = vec![
         (".status.phase".to_owned(), "Ready".to_owned()),
         (".spec.size".to_owned(), "01".to_owned()),
@@ -456,7 +425,7 @@ fn all_properties_equal_waits_until_every_pair_holds_after_a_status_change() {
         return;
     };
     let (group, text) = widgets(&ns);
-    let _crd = Crd(&ns, group);
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
     install_with_wait(&ns, &text, chartseq::plan::Wait::Exists).expect("installs");
     let audit = ns.audit();
     assert!(status_writes(&audit).is_empty(), "{audit}");
@@ -469,7 +438,7 @@ fn kots_waits_only_where_annotated_and_for_every_property() {
         return;
     };
     let (group, widgets) = widgets(&ns);
-    let _crd = Crd(&ns, group.clone());
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
     let widgets = widgets
         .replace(
             "metadata:\n  name: w\n",

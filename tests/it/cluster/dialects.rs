@@ -796,31 +796,10 @@ metadata:
 "#
     );
     let path = ns.file("stream.yaml", &text);
-    let (kubectl, kubeconfig, namespace) = (
-        ns.kubectl.clone(),
-        ns.cluster.kubeconfig.clone(),
-        ns.name.clone(),
-    );
     let resource = format!("widgets.{group}");
+    let run_kubectl = ns.kubectl_for_operator();
     let writer = std::thread::spawn(move || {
-        let run_kubectl = |args: &[&str]| {
-            crate::run(
-                std::process::Command::new(&kubectl)
-                    .args(args)
-                    .args(["-n", &namespace, "--kubeconfig"])
-                    .arg(&kubeconfig)
-                    .env_remove("KUBECONFIG"),
-            )
-            .0
-        };
-        let wait_for = |what: &[&str]| {
-            let started = std::time::Instant::now();
-            while run_kubectl(&[&["get"], what].concat()) != 0
-                && started.elapsed() < std::time::Duration::from_secs(90)
-            {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-        };
+        let wait_for = |what: &[&str]| super::wait_until_found(&run_kubectl, what);
         let conditions = |list: &str| format!("{{\"status\":{{\"conditions\":[{list}]}}}}");
         let status = |patch: &str| {
             run_kubectl(&[

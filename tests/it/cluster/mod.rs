@@ -119,6 +119,27 @@ pub struct Ns {
 }
 
 impl Ns {
+    /// A kubectl in this namespace for a thread that plays an operator the test needs (no
+    /// controller runs for a custom resource here): runs `kubectl ARGS` and says whether it
+    /// succeeded.
+    pub fn kubectl_for_operator(&self) -> impl Fn(&[&str]) -> bool + Send + 'static {
+        let (kubectl, kubeconfig, namespace) = (
+            self.kubectl.clone(),
+            self.cluster.kubeconfig.clone(),
+            self.name.clone(),
+        );
+        move |args| {
+            std::process::Command::new(&kubectl)
+                .args(args)
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .args(["-n", &namespace])
+                .env_remove("KUBECONFIG")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        }
+    }
+
     /// A new namespace named after `test`; `None` when the test is skipped (no cluster or no
     /// kubectl, and tools are not required).
     pub fn new(test: &str) -> Option<Self> {
@@ -361,5 +382,16 @@ fn the_cluster_script_starts_a_real_control_plane_and_leaves_nothing_behind() {
         "1 passed, 0 failed",
     ] {
         assert!(out.contains(line), "no `{line}` in:\n{out}");
+    }
+}
+
+/// Waits, up to 90 s, until `kubectl get WHAT` finds it (an operator thread's first step: the
+/// object it writes to exists).
+pub fn wait_until_found(kubectl: &impl Fn(&[&str]) -> bool, what: &[&str]) {
+    let started = std::time::Instant::now();
+    while !kubectl(&[&["get"], what].concat())
+        && started.elapsed() < std::time::Duration::from_secs(90)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }

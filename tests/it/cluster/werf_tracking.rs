@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::Ns;
+use super::{Ns, wait_until_found};
 
 /// A CRD of the test's own (no status subresource: the Widget is created with its status),
 /// created with kubectl and served before the test applies (a CRD chartseq creates itself is
@@ -70,44 +70,13 @@ data: {{uses: w}}
     (group, text)
 }
 
-/// Removes the test's CRD (cluster-wide) when the test ends.
-struct Crd<'a>(&'a Ns, String);
-
-impl Drop for Crd<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.kubectl(&[
-            "delete",
-            "crd",
-            &format!("widgets.{}", self.1),
-            "--wait=false",
-        ]);
-    }
-}
-
 /// Plays the Widget's operator: once it exists, writes it `Stalled` (a failure, by kstatus),
 /// then `Ready` 1.5 s later.
 fn stall_then_recover(ns: &Ns, group: &str) -> std::thread::JoinHandle<()> {
     let resource = format!("widgets.{group}");
-    let kubectl = ns.kubectl.clone();
-    let kubeconfig = ns.cluster.kubeconfig.clone();
-    let namespace = ns.name.clone();
+    let run = ns.kubectl_for_operator();
     std::thread::spawn(move || {
-        let run = |args: &[&str]| {
-            std::process::Command::new(&kubectl)
-                .args(args)
-                .arg("--kubeconfig")
-                .arg(&kubeconfig)
-                .args(["-n", &namespace])
-                .env_remove("KUBECONFIG")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        for _ in 0..600 {
-            if run(&["get", &resource, "w"]) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_found(&run, &[&resource, "w"]);
         for (pause, condition) in [
             (
                 300,
@@ -165,7 +134,7 @@ fn werf_fails_a_resource_only_once_its_failures_exceed_those_allowed() {
             return;
         };
         let (group, text) = widgets(&ns, annotations);
-        let _crd = Crd(&ns, group.clone());
+        ns.owns("customresourcedefinition", &format!("widgets.{group}"));
         let path = ns.file("widgets.yaml", &text);
         let operator = stall_then_recover(&ns, &group);
         let (code, out, err) = apply(&ns, &path);
@@ -208,7 +177,7 @@ fn werf_fails_a_resource_without_activity_for_its_no_activity_timeout() {
         return;
     };
     let (group, text) = widgets(&ns, "\n    werf.io/no-activity-timeout: 2s");
-    let _crd = Crd(&ns, group);
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
     let path = ns.file("widgets.yaml", &text);
     let started = std::time::Instant::now();
     let (code, out, err) = apply(&ns, &path);
