@@ -1,0 +1,264 @@
+//! Deleting what a release owns: judged from reads first, then deleted in the order given,
+//! each only if it is still the object judged, and waited gone (uninstall, pruning, hook
+//! delete policies).
+
+use super::{
+    BTreeSet, Decision, Duration, ErrorKind, Event, Goal, Instant, Item, Kind, Record, RunError,
+    Runner, StepResult, Target, Value, WaitError,
+};
+
+impl Runner {
+    /// The objects of `indexes` that exist, in order, each with who owns it: what a deletion
+    /// (uninstall, pruning) would do with it. Reads only.
+    pub(in crate::apply) async fn judge_deletions(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+    ) -> Result<Vec<(usize, Kind, Option<String>, Value, Decision)>, RunError> {
+        Ok(self
+            .live_objects(record, indexes)
+            .await?
+            .into_iter()
+            .filter_map(|(i, kind, ns, live)| {
+                let live = live?;
+                let decision = Self::decide(record, i, &live);
+                Some((i, kind, ns, live, decision))
+            })
+            .collect())
+    }
+
+    /// What a deletion of `indexes` would do, from reads only: the objects that exist and
+    /// this release owns, in order (with `keep`, not those annotated
+    /// `helm.sh/resource-policy: keep`), and the events for what stays.
+    async fn doomed(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+        keep: bool,
+    ) -> Result<(Vec<Doomed>, Vec<Event>), RunError> {
+        let mut doomed = Vec::new();
+        let mut stays = Vec::new();
+        for (i, kind, ns, live, decision) in self.judge_deletions(record, indexes).await? {
+            let item = &record.items[i];
+            match decision {
+                Decision::Foreign(owner) => stays.push(Event::Skipped {
+                    resource: self.label(item),
+                    owner: owner.to_string(),
+                }),
+                Decision::Kept if keep => stays.push(Event::Kept {
+                    resource: self.label(item),
+                }),
+                Decision::Kept | Decision::Owned => {
+                    let uid = live["metadata"]["uid"].as_str().map(str::to_owned);
+                    doomed.push(Doomed {
+                        index: i,
+                        kind,
+                        namespace: ns,
+                        uid,
+                    });
+                }
+            }
+        }
+        Ok((doomed, stays))
+    }
+
+    /// Deletes the objects this release owns and waits for them to be gone. Objects of
+    /// someone else are left in place and reported; with `keep`, so are those annotated
+    /// `helm.sh/resource-policy: keep` (uninstall and pruning; hook delete policies ignore
+    /// it, as Helm's do). A dry run only reports what it would do.
+    pub async fn delete_and_wait(
+        &self,
+        record: &Record,
+        indexes: &[usize],
+        label: &str,
+        keep: bool,
+    ) -> Result<Duration, RunError> {
+        // Judge every object first (reads only), reporting in order what stays.
+        let (doomed, stays) = self.doomed(record, indexes, keep).await?;
+        for e in stays {
+            self.emit(e);
+        }
+        self.delete_doomed(record, doomed, label).await
+    }
+
+    /// Deletes what [`Runner::doomed`] judged, one at a time in exactly the order given
+    /// (uninstall: the reverse of install, inside a step too), each only if it is still the
+    /// very object judged (its uid), then waits for all of them to be gone. A dry run deletes
+    /// nothing.
+    async fn delete_doomed(
+        &self,
+        record: &Record,
+        doomed: Vec<Doomed>,
+        label: &str,
+    ) -> Result<Duration, RunError> {
+        if self.settings.dry_run {
+            return Ok(Duration::ZERO);
+        }
+        // The requests are cheap; the waiting comes after, for all of them at once.
+        let mut targets = Vec::new();
+        for Doomed {
+            index,
+            kind,
+            namespace: ns,
+            uid,
+        } in doomed
+        {
+            let item = &record.items[index];
+            match self
+                .cluster
+                .delete(&kind, ns.as_deref(), &item.name, uid.as_deref())
+                .await
+            {
+                Ok(true) => targets.push(Target {
+                    kind,
+                    namespace: ns,
+                    name: item.name.clone(),
+                    readiness: None,
+                    goal: Goal::Gone,
+                    uid: None,
+                    track: None,
+                }),
+                Ok(false) => {}
+                // Replaced by someone else since it was judged: not the object we own.
+                Err(error) if error.kind == ErrorKind::Conflict => self.emit(Event::Skipped {
+                    resource: self.label(item),
+                    owner: format!("replaced while being deleted ({error})"),
+                }),
+                Err(error) => {
+                    return Err(RunError::Cluster {
+                        resource: Some(self.label(item)),
+                        error,
+                    });
+                }
+            }
+        }
+        if targets.is_empty() {
+            return Ok(Duration::ZERO);
+        }
+        let budget = self.budget();
+        let mut cancel = self.cancel.clone();
+        self.watcher
+            .wait(&targets, self.judge.as_ref(), budget, &mut cancel)
+            .await
+            .map_err(|error| match error {
+                WaitError::Cancelled => RunError::Interrupted,
+                error => RunError::Wait {
+                    step: label.to_owned(),
+                    error,
+                },
+            })
+    }
+
+    /// Deletes steps one by one in the order given (from [`reverse_steps`]: the exact reverse
+    /// of install), the resources of each in the order given, each step waited gone (see
+    /// [`Runner::delete_and_wait`] for what is left in place). A step counts and names only
+    /// what it deletes; one whose objects all stay ends `kept`.
+    pub async fn delete_steps(
+        &self,
+        record: &Record,
+        steps: &[(String, Vec<usize>)],
+    ) -> Result<(), RunError> {
+        for (label, indexes) in steps {
+            if indexes.is_empty() {
+                continue;
+            }
+            let judged = self.doomed(record, indexes, true).await;
+            let (doomed, stays) = match judged {
+                Ok(j) => j,
+                Err(e) => {
+                    self.emit(Event::Finished {
+                        step: label.clone(),
+                        resources: indexes.len(),
+                        waited: Duration::ZERO,
+                        result: StepResult::Failed(e.to_string()),
+                    });
+                    return Err(e);
+                }
+            };
+            let count = doomed.len();
+            let all_stay = count == 0 && !stays.is_empty();
+            self.emit(Event::Started {
+                step: label.clone(),
+                resources: count,
+                verb: "delete",
+                objects: doomed
+                    .iter()
+                    .map(|d| record.items[d.index].short())
+                    .collect(),
+            });
+            for e in stays {
+                self.emit(e);
+            }
+            let started = Instant::now();
+            let result = self.delete_doomed(record, doomed, label).await;
+            match result {
+                Ok(waited) => self.emit(Event::Finished {
+                    step: label.clone(),
+                    resources: count,
+                    waited,
+                    result: if all_stay {
+                        StepResult::Kept
+                    } else if self.settings.dry_run {
+                        StepResult::DryRun
+                    } else {
+                        StepResult::Deleted
+                    },
+                }),
+                Err(e) => {
+                    self.emit(Event::Finished {
+                        step: label.clone(),
+                        resources: count,
+                        waited: started.elapsed(),
+                        result: StepResult::Failed(e.to_string()),
+                    });
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An object a deletion will delete: its item, kind, namespace and the uid it was judged by.
+struct Doomed {
+    index: usize,
+    kind: Kind,
+    namespace: Option<String>,
+    uid: Option<String>,
+}
+
+/// The uninstall order of a record, the exact reverse of install (SPEC §2): plan steps
+/// reversed and the resources inside each step reversed (reverse kind order, reverse input
+/// order), then the hooks in reverse, and nothing of `crds/` (Helm never deletes CRDs).
+/// Restricted to `keep` when given.
+#[must_use]
+pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(String, Vec<usize>)> {
+    let wanted = |i: &usize| keep.is_none_or(|k| k.contains(i));
+    let mut out: Vec<(String, Vec<usize>)> = record
+        .steps
+        .iter()
+        .rev()
+        .map(|s| {
+            (
+                s.label.clone(),
+                s.resources.iter().rev().copied().filter(wanted).collect(),
+            )
+        })
+        .collect();
+    let hooks: Vec<usize> = record.hooks.iter().rev().copied().filter(wanted).collect();
+    out.push(("hooks".to_owned(), hooks));
+    out.retain(|(_, r)| !r.is_empty());
+    out
+}
+
+/// Items of `old` whose identity is not in `new`, as a record-shaped selection of `old`.
+#[must_use]
+pub fn removed(old: &Record, new: &Record) -> BTreeSet<usize> {
+    let kept: BTreeSet<_> = new.items.iter().map(Item::identity).collect();
+    old.items
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| !old.crds.contains(i) && !kept.contains(&item.identity()))
+        .map(|(i, _)| i)
+        .collect()
+}
