@@ -246,7 +246,7 @@ pub(super) fn apply_configs(
 /// objects), API group, kind and name; the same object twice is kept once, two different ones
 /// fail the deploy (`Found resource '…' multiple times with different content`).
 pub(super) fn refuse_duplicates(model: &mut Model) {
-    let mut first: BTreeMap<(String, String, String, String), DocId> = BTreeMap::new();
+    let mut first: BTreeMap<(&str, &str, &str, &str), DocId> = BTreeMap::new();
     let mut found: Vec<(DocId, Option<Rejected>)> = Vec::new();
     for (doc, d) in model.documents.iter().enumerate() {
         let Content::Resource(r) = &d.content else {
@@ -256,10 +256,10 @@ pub(super) fn refuse_duplicates(model: &mut Model) {
             continue;
         }
         let key = (
-            r.id.namespace.clone().unwrap_or_default(),
-            r.id.group.clone(),
-            r.id.kind.clone(),
-            r.id.name.clone(),
+            r.id.namespace.as_deref().unwrap_or_default(),
+            r.id.group.as_str(),
+            r.id.kind.as_str(),
+            r.id.name.as_str(),
         );
         let Some(&earlier) = first.get(&key) else {
             first.insert(key, doc);
