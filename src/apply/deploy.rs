@@ -389,7 +389,7 @@ impl Runner {
             .min(self.deadline.saturating_duration_since(Instant::now()))
     }
 
-    async fn wait(&self, step: &str, targets: &[Target]) -> Result<Duration, RunError> {
+    pub(super) async fn wait(&self, step: &str, targets: &[Target]) -> Result<Duration, RunError> {
         if self.settings.dry_run {
             return Ok(Duration::ZERO);
         }

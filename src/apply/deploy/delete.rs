@@ -4,7 +4,7 @@
 
 use super::{
     BTreeSet, Decision, Duration, ErrorKind, Event, Goal, Instant, Item, Kind, Record, RunError,
-    Runner, StepResult, Target, Value, WaitError,
+    Runner, StepResult, Target, Value,
 };
 
 impl Runner {
@@ -135,18 +135,7 @@ impl Runner {
         if targets.is_empty() {
             return Ok(Duration::ZERO);
         }
-        let budget = self.budget();
-        let mut cancel = self.cancel.clone();
-        self.watcher
-            .wait(&targets, self.judge.as_ref(), budget, &mut cancel)
-            .await
-            .map_err(|error| match error {
-                WaitError::Cancelled => RunError::Interrupted,
-                error => RunError::Wait {
-                    step: label.to_owned(),
-                    error,
-                },
-            })
+        self.wait(label, &targets).await
     }
 
     /// Deletes steps one by one in the order given (from [`reverse_steps`]: the exact reverse

@@ -3,7 +3,7 @@
 
 use super::{
     ClusterError, Decision, DeletePolicy, ErrorKind, Event, Goal, Instant, Kind, Known, Record,
-    RunError, Runner, StepResult, Target, Value, WaitError, lock, ownership,
+    RunError, Runner, StepResult, Target, Value, lock, ownership,
 };
 
 impl Runner {
@@ -201,19 +201,7 @@ impl Runner {
         if targets.is_empty() {
             return Ok(());
         }
-        let budget = self.budget();
-        let mut cancel = self.cancel.clone();
-        self.watcher
-            .wait(&targets, self.judge.as_ref(), budget, &mut cancel)
-            .await
-            .map_err(|error| match error {
-                WaitError::Cancelled => RunError::Interrupted,
-                error => RunError::Wait {
-                    step: "generated hooks".to_owned(),
-                    error,
-                },
-            })
-            .map(|_| ())
+        self.wait("generated hooks", &targets).await.map(|_| ())
     }
 }
 
