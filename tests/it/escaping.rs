@@ -596,3 +596,36 @@ fn resource_names_in_dialect_steps_cannot_add_documents() {
         no_separators(&format!("{c:?}: werf plan"), &plan);
     }
 }
+
+/// A plan a tool refuses (or passes over with a warning) names the input's names and values
+/// on standard error: each stays on its line, whatever it holds. Two different objects of one
+/// identity (kapp), a dependency that matches nothing (werf), a group cycle (HIP-0025).
+#[test]
+fn refused_plans_keep_names_from_the_input_on_their_line() {
+    for &c in CHARACTERS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let name = json_escaped(&format!("a{}", payload(c)));
+        let group = json_escaped(&format!("g{}", payload(c)));
+        let input = format!(
+            "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    kapp.k14s.io/change-group: x\n    werf.io/deploy-dependency-db: {dependency}\n    helm.sh/resource-group: {group}\n    helm.sh/depends-on/resource-groups: '[{other}]'\ndata: {{x: \"1\"}}\n---\n# Source: c/templates/b.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    helm.sh/resource-group: {other}\n    helm.sh/depends-on/resource-groups: '[{group}]'\ndata: {{x: \"2\"}}\n",
+            dependency = json_escaped(&format!(
+                "state=ready,kind=StatefulSet,name=x{}",
+                payload(c)
+            )),
+            other = json_escaped(&format!("h{}", payload(c))),
+        );
+        std::fs::write(dir.path().join("in.yaml"), &input).expect("write");
+        for dialect in ["kapp", "werf", "hip"] {
+            let (code, out, err) = run_in(dir.path(), &["plan", "--dialect", dialect, "in.yaml"]);
+            let what = format!("{c:?}: plan --dialect {dialect}");
+            assert!(code == 0 || code == 1, "{what}: exit {code}\n{err}");
+            assert!(
+                !err.is_empty(),
+                "{what}: says nothing of what it refuses or passes over"
+            );
+            no_commands(&what, &out);
+            no_commands(&what, &err);
+            no_separators(&what, &err);
+        }
+    }
+}

@@ -167,6 +167,9 @@ pub fn write_plan_error_at(
     error: &PlanError,
     at: &dyn Fn(Loc) -> String,
 ) -> io::Result<()> {
+    // Names and values come from the input: each stays on its line, so that no text of the
+    // chart starts a line of its own (a CI runner's workflow command, a forged location).
+    let line = crate::safe::one_line;
     for issue in &error.issues {
         let chart = |id: usize| model.charts[id].display.as_str();
         match issue {
@@ -188,15 +191,15 @@ pub fn write_plan_error_at(
                     out,
                     "error[{code}]: {what} of chart {} form a cycle: {}",
                     chart(*c),
-                    path.join(" -> ")
+                    line(&path.join(" -> "))
                 )?;
                 for (pair, loc) in path.windows(2).zip(edges) {
                     writeln!(
                         out,
                         "  --> {}: {} depends on {}",
                         at(*loc),
-                        pair[0],
-                        pair[1]
+                        line(&pair[0]),
+                        line(&pair[1])
                     )?;
                 }
             }
@@ -208,13 +211,19 @@ pub fn write_plan_error_at(
             } => {
                 writeln!(
                     out,
-                    "error[CS004]: {id} in chart {} is in two resource groups: {} and {}",
+                    "error[CS004]: {} in chart {} is in two resource groups: {} and {}",
+                    line(&id.to_string()),
                     chart(*c),
-                    first.value,
-                    second.value
+                    line(&first.value),
+                    line(&second.value)
                 )?;
-                writeln!(out, "  --> {}: group {}", at(first.loc), first.value)?;
-                writeln!(out, "  --> {}: group {}", at(second.loc), second.value)?;
+                writeln!(out, "  --> {}: group {}", at(first.loc), line(&first.value))?;
+                writeln!(
+                    out,
+                    "  --> {}: group {}",
+                    at(second.loc),
+                    line(&second.value)
+                )?;
             }
             PlanIssue::UnknownSubchart {
                 chart: c,
@@ -229,7 +238,8 @@ pub fn write_plan_error_at(
                 };
                 writeln!(
                     out,
-                    "error[CS102]: subchart reference `{reference}` in chart {} {why}",
+                    "error[CS102]: subchart reference `{}` in chart {} {why}",
+                    line(reference),
                     chart(*c)
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
@@ -242,9 +252,10 @@ pub fn write_plan_error_at(
             } => {
                 writeln!(
                     out,
-                    "error[CS103]: subchart reference `{reference}` in chart {} matches {}; use the alias",
+                    "error[CS103]: subchart reference `{}` in chart {} matches {}; use the alias",
+                    line(reference),
                     chart(*c),
-                    matches.join(", ")
+                    line(&matches.join(", "))
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
@@ -257,7 +268,9 @@ pub fn write_plan_error_at(
             } => {
                 writeln!(
                     out,
-                    "error[CS602]: {key}: {value:?} is {reason}; {} would refuse to install the release",
+                    "error[CS602]: {}: {value:?} is {}; {} would refuse to install the release",
+                    line(key),
+                    line(reason),
                     dialect.tool()
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
@@ -271,8 +284,10 @@ pub fn write_plan_error_at(
             } => {
                 writeln!(
                     out,
-                    "warning[CS602]: {key}: {value:?} is not valid; {} uses {replacement} instead",
-                    dialect.tool()
+                    "warning[CS602]: {}: {value:?} is not valid; {} uses {} instead",
+                    line(key),
+                    dialect.tool(),
+                    line(replacement)
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
@@ -284,7 +299,13 @@ pub fn write_plan_error_at(
                 ..
             } => {
                 // The reason says what the tool does about it.
-                writeln!(out, "warning[CS603]: {key}: `{reference}` {reason}")?;
+                writeln!(
+                    out,
+                    "warning[CS603]: {}: `{}` {}",
+                    line(key),
+                    line(reference),
+                    line(reason)
+                )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
             PlanIssue::DialectCycle {
@@ -296,10 +317,16 @@ pub fn write_plan_error_at(
                     out,
                     "error[CS605]: the {} order forms a cycle: {}",
                     dialect.tool(),
-                    path.join(" -> ")
+                    line(&path.join(" -> "))
                 )?;
                 for (pair, loc) in path.windows(2).zip(edges) {
-                    writeln!(out, "  --> {}: {} waits for {}", at(*loc), pair[0], pair[1])?;
+                    writeln!(
+                        out,
+                        "  --> {}: {} waits for {}",
+                        at(*loc),
+                        line(&pair[0]),
+                        line(&pair[1])
+                    )?;
                 }
             }
             PlanIssue::MalformedSubchartList {
