@@ -16,7 +16,11 @@ declare_rule! {
     /// of 0 or more; `werf.io/no-activity-timeout` not a Go duration of 0 or more), an Argo CD
     /// sync wave that is not an integer (Argo CD uses `helm.sh/hook-weight`, else wave 0, without
     /// a word), a KOTS phase that is not an integer (KOTS logs it and uses phase 0), a KOTS
-    /// `wait-for-properties` pair KOTS refuses, and what the draft HIP's planner refuses.
+    /// `wait-for-properties` pair KOTS refuses, what kapp refuses in a chart's kapp
+    /// configuration (`Config` objects and `ConfigMap`s labelled `kapp.k14s.io/config`: a value
+    /// of the wrong type, an unknown matcher, a `minimumRequiredVersion` it does not accept)
+    /// and two different objects of one identity (kapp's "Found resource '…' multiple times
+    /// with different content"), and what the draft HIP's planner refuses.
     /// Checked for every dialect chartseq plans in, on charts that carry its annotations. A
     /// `helm.sh/hook-weight` that is not an integer on a Helm hook is CS403's. Not checked yet:
     /// a KOTS phase outside −9999…9999 (KOTS deploys it as written; `kots lint` rejects it).
