@@ -972,6 +972,7 @@ mod tests {
             dialect: None,
             waits: std::collections::BTreeMap::new(),
             external: std::collections::BTreeMap::new(),
+            uninstall: None,
             items,
             crds: Vec::new(),
             hooks,

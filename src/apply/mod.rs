@@ -601,8 +601,8 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
     }
 }
 
-/// Uninstalls: pre-delete hooks, then the recorded plan in exact reverse order (each step
-/// waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
+/// Uninstalls: pre-delete hooks, then the recorded uninstall order of the dialect's tool or
+/// else the recorded plan in exact reverse order (each step waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
 /// the release records. Only objects the release owns are deleted; `keep` ones stay.
 pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
     check_release_namespace(namespace)?;
@@ -657,9 +657,17 @@ async fn uninstall_objects(
     let without_hooks: BTreeSet<usize> = (0..latest.items.len())
         .filter(|i| !latest.hooks.contains(i))
         .collect();
-    runner
-        .delete_steps(latest, &deploy::reverse_steps(latest, Some(&without_hooks)))
-        .await?;
+    // The dialect tool's own order when it recorded one (its steps may hold hooks, deleted
+    // there as its tool deletes them), else the exact reverse.
+    let steps = match &latest.uninstall {
+        Some(own) => own
+            .iter()
+            .map(|s| (s.label.clone(), s.resources.clone()))
+            .filter(|(_, r)| !r.is_empty())
+            .collect(),
+        None => deploy::reverse_steps(latest, Some(&without_hooks)),
+    };
+    runner.delete_steps(latest, &steps).await?;
     // Revisions since the last deployed one may hold objects the latest does not (a failed
     // or interrupted upgrade stops before pruning).
     for old in since_deployed(history)

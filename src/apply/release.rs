@@ -139,6 +139,10 @@ pub struct Record {
     pub waits: BTreeMap<usize, Wait>,
     /// Objects outside the release each item waits to exist before it is applied.
     pub external: BTreeMap<usize, Vec<External>>,
+    /// The order the dialect's tool deletes the release in, when it is not the exact reverse
+    /// of `steps` (werf's delete dependencies, Argo CD's waves, KOTS's deletion phases): each
+    /// step deleted and waited gone in turn. `None`: the exact reverse.
+    pub uninstall: Option<Vec<RecordedStep>>,
 }
 
 /// What Helm's listings print for a revision that records no chart.
@@ -234,6 +238,9 @@ impl Record {
         for s in &mut self.steps {
             remap(&mut s.resources);
         }
+        for s in self.uninstall.iter_mut().flatten() {
+            remap(&mut s.resources);
+        }
         self.waits = std::mem::take(&mut self.waits)
             .into_iter()
             .map(|(i, w)| (new_index[i], w))
@@ -315,6 +322,9 @@ impl Record {
                 own["dialect"] = json!(dialect.name());
                 own["waits"] = json!(self.waits.iter().collect::<Vec<_>>());
                 own["external"] = json!(self.external.iter().collect::<Vec<_>>());
+                if let Some(uninstall) = &self.uninstall {
+                    own["uninstall"] = json!(uninstall);
+                }
             }
             if let Some(report) = &self.report {
                 own["report"] = json!(report);
@@ -404,6 +414,10 @@ impl Record {
                         .into_iter()
                         .filter(|(i, _)| *i < n)
                         .collect();
+                record.uninstall =
+                    serde_json::from_value::<Vec<RecordedStep>>(o["uninstall"].clone())
+                        .ok()
+                        .filter(|steps| deletes_fit(&record, steps));
                 record.dialect = Some(dialect);
             }
         }
@@ -465,6 +479,20 @@ fn plan_fits(record: &Record, steps: &[RecordedStep], dialect: bool) -> bool {
         }
     }
     dialect || (0..seen.len()).all(|i| seen[i] || !record.is_manifest(i))
+}
+
+/// Whether a recorded uninstall order names only this record's objects, none from `crds/`,
+/// each once: otherwise the exact reverse of the steps stands in for it.
+fn deletes_fit(record: &Record, steps: &[RecordedStep]) -> bool {
+    let mut seen = vec![false; record.items.len()];
+    steps.iter().all(|s| {
+        s.after.iter().all(|&a| a < steps.len())
+            && s.resources.iter().all(|&i| {
+                i < seen.len()
+                    && !record.crds.contains(&i)
+                    && !std::mem::replace(&mut seen[i], true)
+            })
+    })
 }
 
 fn document(out: &mut String, item: &Item) {
@@ -650,6 +678,7 @@ fn from_model(
         dialect: None,
         waits: BTreeMap::new(),
         external: BTreeMap::new(),
+        uninstall: None,
     };
     if let Some(plan) = plan.filter(|p| p.dialect.release_wide()) {
         record.dialect = Some(plan.dialect);
@@ -665,6 +694,22 @@ fn from_model(
                 record.external.insert(i, external.clone());
             }
         }
+        record.uninstall = plan.uninstall.as_ref().map(|steps| {
+            let kept = |d: &usize| model.documents[*d].placement != Placement::Crd;
+            steps
+                .iter()
+                .map(|s| RecordedStep {
+                    label: s.group.as_deref().unwrap_or("(not objects)").to_owned(),
+                    resources: s
+                        .resources
+                        .iter()
+                        .filter(|d| kept(d))
+                        .filter_map(|d| by_doc.get(d).copied())
+                        .collect(),
+                    after: s.after.clone(),
+                })
+                .collect()
+        });
     }
     record.normalize(by_plan);
     Ok(record)

@@ -107,12 +107,6 @@ fn run(
                 PlanFormatArg::Dot => PlanFormat::Dot,
                 PlanFormatArg::Mermaid => PlanFormat::Mermaid,
             };
-            if args.uninstall && args.dialect.0 != Choice::Dialect(Dialect::Hip) {
-                // Argo CD deletes by cascade with its own delete hooks: not this plan reversed.
-                return Err(commands::Failure::Tool(crate::error::Error::usage(
-                    "--uninstall is only supported with --dialect hip: werf and Argo CD delete in their own way (delete dependencies, cascades, delete hooks), which chartseq does not plan; `chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded",
-                )));
-            }
             if matches!(args.format, PlanFormatArg::Dag)
                 && (args.uninstall || args.dialect.0 != Choice::Dialect(Dialect::Hip))
             {

@@ -379,13 +379,23 @@ pub fn apply(
         )?;
         return Ok(Outcome::Findings);
     }
-    let plan = match plan::plan_in(&model, dialect) {
+    let mut plan = match plan::plan_in(&model, dialect) {
         Ok(p) => p,
         Err(e) => {
             super::write_plan_error(err, &model, &e)?;
             return Ok(Outcome::Findings);
         }
     };
+    if let Err(e) = plan::with_uninstall(&model, &mut plan) {
+        // Its tool installs such a release and refuses to uninstall it; chartseq records the
+        // exact reverse instead, and says so now rather than at uninstall.
+        super::write_plan_error(err, &model, &e)?;
+        writeln!(
+            err,
+            "warning: {} would refuse to uninstall this release; `chartseq uninstall` will delete it in the exact reverse of the install order",
+            dialect.tool()
+        )?;
+    }
     check_names(&model, &cs.namespace)?;
     let mut record =
         apply::release::record_from_plan(&model, &plan, &settings.release, &cs.namespace)

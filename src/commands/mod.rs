@@ -245,27 +245,24 @@ fn report_demotions(model: &Model, plan: &Plan, err: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
-/// Loads and plans, then writes the plan with `write`, or explains why there is none.
-fn with_plan(
-    input: &Input,
-    dialect: plan::detect::Choice,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
-) -> Result<Outcome, Failure> {
-    with_plan_or(input, dialect, out, err, write, |_, _| Ok(()))
-}
-
-/// [`with_plan`], with what to print when the plan is refused (after its error).
+/// Loads and plans (with the tool's uninstall order when `uninstall`), then writes the plan
+/// with `write`; or explains why there is none and writes what `refused` writes.
 fn with_plan_or(
     input: &Input,
     dialect: plan::detect::Choice,
+    uninstall: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
     write: impl FnOnce(&mut dyn Write, &Model, &Plan) -> io::Result<()>,
     refused: impl FnOnce(&mut dyn Write, &Model) -> io::Result<()>,
 ) -> Result<Outcome, Failure> {
-    let (model, plan, bad) = load_and_plan(input, dialect, err)?;
+    let (model, mut plan, bad) = load_and_plan(input, dialect, err)?;
+    if uninstall && let Ok(p) = &mut plan {
+        // The tool's own uninstall order, or why its tool would refuse to uninstall.
+        if let Err(e) = plan::with_uninstall(&model, p) {
+            plan = Err(e);
+        }
+    }
     match plan {
         Ok(plan) => {
             // What the dialect's tool passes over without failing (a reference to nothing):
@@ -305,7 +302,7 @@ pub fn plan(
     // `helm dag` refuses a chart that is not `apiVersion: v3`, sequencing or not; said after
     // the output, which is what it would print for the same chart as v3.
     let mut refused = None;
-    let outcome = with_plan(input, dialect, out, err, |out, model, plan| {
+    let write = |out: &mut dyn Write, model: &Model, plan: &Plan| {
         if format == PlanFormat::Dag {
             refused = dag_refusal(model);
         }
@@ -316,7 +313,8 @@ pub fn plan(
         let mut text = Vec::new();
         output::write_plan(&mut text, model, plan, format, uninstall, verbose)?;
         out.write_all(&crate::safe::bytes(&text))
-    })?;
+    };
+    let outcome = with_plan_or(input, dialect, uninstall, out, err, write, |_, _| Ok(()))?;
     if let Some(line) = refused {
         writeln!(err, "{}", crate::safe::terminal_safe(&line))?;
     }
@@ -350,6 +348,7 @@ pub fn template(
     with_plan_or(
         input,
         dialect,
+        false,
         out,
         err,
         |out, model, plan| output::write_template(out, model, plan, options),

@@ -279,6 +279,9 @@ pub struct Plan {
     pub comments: Vec<DocId>,
     /// Non-fatal: what was demoted to an unsequenced batch, and why.
     pub demotions: Vec<Demotion>,
+    /// The order the dialect's tool deletes the release in, once [`with_uninstall`] asked for
+    /// it and the tool's order is not the exact reverse of install; `None` otherwise.
+    pub uninstall: Option<Vec<Step>>,
     /// Resources the dialect's tool never applies on install (Argo: `Skip`, hooks without a
     /// sync phase, `SyncFail` hooks), in input order. Always empty for HIP.
     pub not_installed: Vec<DocId>,
@@ -306,12 +309,22 @@ impl Plan {
 }
 
 impl Plan {
-    /// The uninstall order (SPEC §2), the exact reverse of install: steps reversed, the
-    /// resources inside each step reversed, and every edge turned around, so that `after`
-    /// (indices into the returned list) names the steps that must be gone first — those that
-    /// waited for this one at install.
+    /// The uninstall order: the dialect tool's own once [`with_uninstall`] added it, else
+    /// (SPEC §2) the exact reverse of install ([`Self::reversed_steps`]). `after` (indices into
+    /// the returned list) names the steps that must be gone first.
     #[must_use]
     pub fn uninstall_steps(&self) -> Vec<Step> {
+        if let Some(own) = &self.uninstall {
+            return own.clone();
+        }
+        self.reversed_steps()
+    }
+
+    /// The exact reverse of install: steps reversed, the resources inside each step
+    /// reversed, and every edge turned around, so that `after` names the steps that waited for
+    /// this one at install.
+    #[must_use]
+    pub fn reversed_steps(&self) -> Vec<Step> {
         let last = self.steps.len().saturating_sub(1);
         let mut reversed: Vec<Step> = self
             .steps
@@ -339,6 +352,15 @@ impl Plan {
 /// The plan in a dialect, or every reason it cannot be made (Argo CD never refuses one).
 pub fn plan_in(model: &Model, dialect: Dialect) -> Result<Plan, PlanError> {
     (dialect.system().plan)(model)
+}
+
+/// Adds the order the plan's tool deletes the release in ([`Plan::uninstall`]), or every
+/// reason its tool refuses to uninstall it (a cycle of werf's delete dependencies).
+pub fn with_uninstall(model: &Model, plan: &mut Plan) -> Result<(), PlanError> {
+    if let Some(uninstall) = plan.dialect.system().uninstall {
+        plan.uninstall = Some(uninstall(model, plan)?);
+    }
+    Ok(())
 }
 
 /// The part of Helm's hook order that a hook's own fields decide: weight, then name, then kind

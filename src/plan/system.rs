@@ -14,8 +14,11 @@
 
 use crate::model::{Content, Model, Resource};
 use crate::model::{annotations, argo, draft, kapp, kots, werf};
-use crate::plan::{Dialect, Plan, PlanError, PlanIssue};
+use crate::plan::{Dialect, Plan, PlanError, PlanIssue, Step};
 use crate::source::Loc;
+
+/// Plans the order a tool deletes a release in, from the release's install plan.
+pub type UninstallPlanner = fn(&Model, &Plan) -> Result<Vec<Step>, PlanError>;
 
 /// One sequencing system.
 #[expect(
@@ -59,6 +62,10 @@ pub struct System {
     /// The plan as far as it can be made, and every issue its tool has with the chart (what it
     /// refuses, passes over or replaces).
     pub analyze: fn(&Model) -> (Plan, Vec<PlanIssue>),
+    /// The order its tool deletes the release in, when that is not the exact reverse of the
+    /// install order ([`Plan::uninstall_steps`]): each step is deleted and waited gone before
+    /// the steps whose `after` names it. `None`: the exact reverse.
+    pub uninstall: Option<UninstallPlanner>,
 }
 
 impl std::fmt::Debug for System {
@@ -110,6 +117,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a group of the same chart level, or remove the dependency",
         plan: super::hip::plan,
         analyze: super::hip::analyze,
+        uninstall: None,
     },
     System {
         dialect: Dialect::Werf,
@@ -133,6 +141,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a resource werf applies in the same stage, or remove the dependency",
         plan: super::werf::plan,
         analyze: super::werf::analyze,
+        uninstall: None,
     },
     System {
         dialect: Dialect::Argo,
@@ -150,6 +159,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a resource Argo CD applies in the same stage, or remove the dependency",
         plan: super::argo::plan,
         analyze: super::argo::analyze,
+        uninstall: None,
     },
     System {
         dialect: Dialect::Kapp,
@@ -182,6 +192,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a change group a resource of the release declares (`kapp.k14s.io/change-group`), or remove the rule",
         plan: super::kapp::plan,
         analyze: |model| from_result(Dialect::Kapp, super::kapp::plan(model)),
+        uninstall: None,
     },
     System {
         dialect: Dialect::Kots,
@@ -199,6 +210,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a resource KOTS applies in the same stage, or remove the dependency",
         plan: super::kots::plan,
         analyze: super::kots::analyze,
+        uninstall: None,
     },
     System {
         dialect: Dialect::Draft,
@@ -216,6 +228,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a layer a resource of the same chart declares, or a subchart it depends on, or remove the reference",
         plan: super::draft::plan,
         analyze: super::draft::analyze,
+        uninstall: None,
     },
     #[cfg(test)]
     super::toy::SYSTEM,

@@ -32,6 +32,7 @@ pub const SYSTEM: System = System {
     reference_fix: "the toy has no references",
     plan,
     analyze: |model| super::system::from_result(Dialect::Toy, plan(model)),
+    uninstall: None,
 };
 
 /// Plans the release by rank, or every rank that is not an integer.

@@ -380,10 +380,13 @@ fn kapp_reports_cycles_with_each_edge() {
 }
 
 #[test]
-fn kapp_uninstall_is_a_usage_error() {
+fn kapp_uninstall_is_the_exact_reverse_of_its_install() {
     let (code, out, err) = kapp("resource-ordering", &["plan", "--uninstall"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(err.contains("only supported with --dialect hip"), "{err}");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Uninstall order (exact reverse of install):"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -541,17 +541,13 @@ fn hip_is_the_default_dialect() {
 }
 
 #[test]
-fn unsupported_dialects_and_dialect_uninstall_are_usage_errors() {
+fn unsupported_dialects_are_usage_errors() {
     let stream = "fixtures/dialects/argo/sync-waves.yaml";
     for dialect in ["Argo", "KOTS"] {
         let (code, out, err) = run(chartseq().args(["plan", stream, "--dialect", dialect]));
         assert_eq!(code, 2, "{dialect}: {out}");
         assert!(err.contains("--dialect"), "{dialect}: {err}");
     }
-    let (code, out, err) =
-        run(chartseq().args(["plan", stream, "--dialect", "argo", "--uninstall"]));
-    assert_eq!(code, 2, "{out}");
-    assert!(err.contains("only supported with --dialect hip"), "{err}");
 }
 
 /// Runs `chartseq ARGS STREAM --dialect DIALECT` on `fixtures/dialects/<path>.yaml`.

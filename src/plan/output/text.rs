@@ -347,7 +347,11 @@ fn write_level(
 
 fn write_uninstall(out: &mut dyn Write, view: View, model: &Model, plan: &Plan) -> io::Result<()> {
     write_hooks(out, view, model, plan, "pre-delete")?;
-    writeln!(out, "Uninstall order (exact reverse of install):")?;
+    if plan.uninstall.is_some() {
+        writeln!(out, "Uninstall order ({}'s own):", plan.dialect.tool())?;
+    } else {
+        writeln!(out, "Uninstall order (exact reverse of install):")?;
+    }
     for (i, step) in plan.uninstall_steps().iter().enumerate() {
         let chart = one_line(&model.charts[step.chart].display);
         let what = step.group.as_deref().map_or_else(

@@ -622,28 +622,6 @@ fn ownership_is_checked_the_same_under_a_dialect() {
     }
 }
 
-/// `plan --uninstall` is HIP-0025's order only; the refusal says what `uninstall` does with a
-/// release applied in a dialect.
-#[test]
-fn plan_uninstall_in_a_dialect_is_refused_naming_what_uninstall_does() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("werf.yaml");
-    std::fs::write(&path, werf_stream()).expect("written");
-    let (code, _, err) = crate::run(crate::chartseq().args([
-        "plan",
-        path.to_str().expect("UTF-8"),
-        "--dialect",
-        "werf",
-        "--uninstall",
-    ]));
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("--uninstall is only supported with --dialect hip")
-            && err.contains("`chartseq uninstall` deletes a release applied with --dialect in the exact reverse of the order it recorded"),
-        "{err}"
-    );
-}
-
 /// nelm applies what a workload refers to before it, in the same weight, with no annotation
 /// (its automatic dependencies): the service account the Deployment runs as and the secret it
 /// reads, which a by-kind-and-name listing would put after it.
