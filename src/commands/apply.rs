@@ -389,7 +389,13 @@ pub fn apply(
     if let Err(e) = plan::with_uninstall(&model, &mut plan) {
         // Its tool installs such a release and refuses to uninstall it; chartseq records the
         // exact reverse instead, and says so now rather than at uninstall.
-        super::write_plan_error(err, &model, &e)?;
+        crate::plan::output::write_refusal_at(
+            err,
+            &model,
+            &e,
+            &|loc| super::locate(&model, loc),
+            "uninstall",
+        )?;
         writeln!(
             err,
             "warning: {} would refuse to uninstall this release; `chartseq uninstall` will delete it in the exact reverse of the install order",

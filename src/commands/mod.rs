@@ -260,7 +260,8 @@ fn with_plan_or(
     if uninstall && let Ok(p) = &mut plan {
         // The tool's own uninstall order, or why its tool would refuse to uninstall.
         if let Err(e) = plan::with_uninstall(&model, p) {
-            plan = Err(e);
+            output::write_refusal_at(err, &model, &e, &|loc| locate(&model, loc), "uninstall")?;
+            return Ok(Outcome::Findings);
         }
     }
     match plan {

@@ -78,6 +78,7 @@ impl ReadObject for Werf {
             object.kind,
             object.node,
         );
+        werf.read_deletion(object.annotations);
         werf
     }
 }

@@ -140,7 +140,44 @@ pub struct Werf {
     /// The tracking annotations written (key, value as read, where the value is), in the
     /// order written; values werf rejects are in `rejected` and not here.
     pub tracking_written: Vec<(String, String, Loc)>,
+    /// What orders its deletion when werf uninstalls the release ([`Werf::read_deletion`]).
+    pub deletion: Deletion,
 }
+
+/// What werf reads from one object to uninstall it (nelm's `NewDeletableResource` and
+/// `BuildResources`, `pkg/resource/resource.go`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Deletion {
+    /// werf applies it on uninstall (`werf.io/deploy-on`, else `helm.sh/hook`, names
+    /// `pre-delete`, `delete` or `post-delete`): it is not deleted then.
+    pub deployed_on_delete: bool,
+    /// `werf.io/resource-policy` holds `keep` or `skip-delete`, or `werf.io/ownership` is
+    /// `anyone`: werf leaves it when it uninstalls, with the annotation that says so.
+    pub kept_by: Option<String>,
+    /// The manual delete dependencies (`werf.io/delete-dependency-<id>`), by key, when every
+    /// one of them is valid; nelm drops them all when one is not (`validateDeleteDependencies`
+    /// fails), and that one is in `ignored`.
+    pub dependencies: Vec<DeleteDependency>,
+    /// Why nelm passes over the object's delete dependencies: the first value it refuses.
+    pub ignored: Option<Rejected>,
+    /// A delete dependency without `state`: valid to nelm's validator, and its reader then
+    /// fails (it reads `state` as a string that is not there), so werf cannot uninstall.
+    pub stateless: Option<Rejected>,
+}
+
+/// One manual delete dependency: the object is deleted once every object of the release the
+/// target matches is gone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeleteDependency {
+    pub key: String,
+    /// Where the value is written.
+    pub loc: Loc,
+    pub target: Target,
+}
+
+/// `werf.io/resource-policy` and `werf.io/ownership`.
+pub const RESOURCE_POLICY: &str = "werf.io/resource-policy";
+pub const OWNERSHIP: &str = "werf.io/ownership";
 
 /// What a manual dependency waits for: the target's apply (`present`) or its readiness
 /// (`ready`).
@@ -720,8 +757,124 @@ impl Werf {
             auto: super::werf_auto::AutoRefs::default(),
             tracking: Tracking::default(),
             tracking_written: Vec::new(),
+            deletion: Deletion::default(),
         }
     }
+
+    /// Reads what orders the object's deletion ([`Deletion`]) as nelm reads it when it
+    /// uninstalls: the events it is applied on, the policies that keep it, and its delete
+    /// dependencies, checked as `validateDeleteDependencies` checks them.
+    pub fn read_deletion(&mut self, annotations: &[Annotation]) {
+        let find = |key: &str| {
+            annotations
+                .iter()
+                .rev()
+                .find(|a| a.key == key)
+                .map(|a| a.value.as_str().unwrap_or_default().trim())
+        };
+        let events = find(DEPLOY_ON).or_else(|| find(HOOK));
+        let deletion = &mut self.deletion;
+        deletion.deployed_on_delete = events.is_some_and(|e| {
+            e.split(',')
+                .map(str::trim)
+                .any(|e| matches!(e, "pre-delete" | "delete" | "post-delete"))
+        });
+        deletion.kept_by = if find(RESOURCE_POLICY).is_some_and(|p| {
+            p.split(',')
+                .map(str::trim)
+                .any(|p| matches!(p, "keep" | "skip-delete"))
+        }) {
+            Some(RESOURCE_POLICY.to_owned())
+        } else if find(OWNERSHIP) == Some("anyone") {
+            Some(OWNERSHIP.to_owned())
+        } else {
+            None
+        };
+        // Go's map: the last value of a key counts.
+        let mut by_key: std::collections::BTreeMap<&str, &Annotation> =
+            std::collections::BTreeMap::new();
+        for a in annotations {
+            if a.key
+                .strip_prefix(DELETE_DEPENDENCY_PREFIX)
+                .is_some_and(|id| !id.is_empty())
+            {
+                by_key.insert(a.key.as_str(), a);
+            }
+        }
+        let mut dependencies = Vec::new();
+        for (key, a) in by_key {
+            let value = a.value.as_str().unwrap_or_default().trim();
+            let refuse = |reason: String| Rejected {
+                key: key.to_owned(),
+                value: value.to_owned(),
+                reason,
+                loc: a.value_loc,
+            };
+            match read_delete_dependency(value) {
+                Ok((target, has_state)) => {
+                    if !has_state && deletion.stateless.is_none() {
+                        deletion.stateless = Some(refuse(
+                            "missing the `state` property, which werf's uninstall reads (write `state=absent`)"
+                                .to_owned(),
+                        ));
+                    }
+                    dependencies.push(DeleteDependency {
+                        key: key.to_owned(),
+                        loc: a.value_loc,
+                        target,
+                    });
+                }
+                Err(reason) => {
+                    if deletion.ignored.is_none() {
+                        deletion.ignored = Some(refuse(reason));
+                    }
+                }
+            }
+        }
+        if deletion.ignored.is_none() {
+            deletion.dependencies = dependencies;
+        }
+    }
+}
+
+/// Reads a `werf.io/delete-dependency-<id>` value as `validateDeleteDependencies` checks it:
+/// the target, and whether `state` (which must be `absent`) is written.
+fn read_delete_dependency(value: &str) -> Result<(Target, bool), String> {
+    if value.is_empty() {
+        return Err("empty".into());
+    }
+    let properties = parse_properties(value);
+    if !properties
+        .iter()
+        .any(|(k, _)| TARGET_PROPERTIES.contains(&k.as_str()))
+    {
+        return Err(
+            "naming no target (none of `kind`, `name`, `namespace`, `group`, `version`)".into(),
+        );
+    }
+    let mut state = false;
+    let mut target = Target::default();
+    for (k, v) in &properties {
+        let text = match v {
+            Ok(text) if !text.is_empty() => text.clone(),
+            _ => return Err(format!("missing a value for `{k}`")),
+        };
+        match k.as_str() {
+            "state" if text == "absent" => state = true,
+            "state" => {
+                return Err(format!(
+                    "using the unknown state `{text}` (a delete dependency knows only `absent`)"
+                ));
+            }
+            "group" => target.group = Some(text),
+            "version" => target.version = Some(text),
+            "kind" => target.kind = Some(text),
+            "name" => target.name = Some(text),
+            "namespace" => target.namespace = Some(text),
+            _ => return Err(format!("using the unknown property `{k}`")),
+        }
+    }
+    Ok((target, state))
 }
 
 #[cfg(test)]

@@ -50,6 +50,24 @@ pub struct AutoRefs {
     pub service_account: Option<(String, Loc)>,
     /// A `RoleBinding`'s or `ClusterRoleBinding`'s `ServiceAccount` subjects, by name.
     pub subjects: Vec<String>,
+    /// What nelm reads from the object for its automatic delete dependencies.
+    pub delete: DeleteRefs,
+}
+
+/// What nelm reads from one object to order an uninstall (`internalDeleteDependencies`,
+/// `pkg/resource/dependency.go`): a CRD is deleted once no object of its kind is left, a
+/// `Role` or `ClusterRole` once no binding refers to it, a `ServiceAccount` once nothing runs
+/// as it or binds it. Read field for field as nelm reads them (`nestedString`: present and a
+/// string, empty or not).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteRefs {
+    /// A `CustomResourceDefinition`'s `spec.group` and `spec.names.kind`.
+    pub defines: Option<(String, String)>,
+    /// A `RoleBinding`'s or `ClusterRoleBinding`'s `roleRef.kind` and `roleRef.name`.
+    pub role_ref: Option<(String, String)>,
+    /// The `serviceAccountName` a Pod template runs as (not `serviceAccount`: nelm reads only
+    /// this field here), where nelm looks for it by kind.
+    pub runs_as: Option<String>,
 }
 
 /// The path from a kind's object to its Pod template (nelm's list, by API group and kind).
@@ -345,7 +363,43 @@ pub fn read(
         ("keda.sh", "ScaledObject") => reader.scale_target(object),
         _ => {}
     }
+    reader.out.delete = delete_refs(group, kind, object);
     reader.out
+}
+
+/// [`DeleteRefs`] of one object.
+fn delete_refs(group: &str, kind: &str, object: &Node) -> DeleteRefs {
+    let at = |path: &[&str]| object.path(path).and_then(Node::as_str).map(str::to_owned);
+    let runs_as_path: Option<&[&str]> = match (group, kind) {
+        ("", "Pod") => Some(&["spec", "serviceAccountName"]),
+        ("apps", "Deployment" | "DaemonSet" | "StatefulSet" | "ReplicaSet")
+        | ("", "ReplicationController")
+        | ("batch", "Job") => Some(&["spec", "template", "spec", "serviceAccountName"]),
+        ("batch", "CronJob") => Some(&[
+            "spec",
+            "jobTemplate",
+            "spec",
+            "template",
+            "spec",
+            "serviceAccountName",
+        ]),
+        _ => None,
+    };
+    DeleteRefs {
+        defines: match (group, kind) {
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+                at(&["spec", "group"]).zip(at(&["spec", "names", "kind"]))
+            }
+            _ => None,
+        },
+        role_ref: match (group, kind) {
+            (RBAC, "RoleBinding" | "ClusterRoleBinding") => {
+                at(&["roleRef", "kind"]).zip(at(&["roleRef", "name"]))
+            }
+            _ => None,
+        },
+        runs_as: runs_as_path.and_then(at),
+    }
 }
 
 #[cfg(test)]

@@ -141,7 +141,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a resource werf applies in the same stage, or remove the dependency",
         plan: super::werf::plan,
         analyze: super::werf::analyze,
-        uninstall: None,
+        uninstall: Some(super::werf::uninstall),
     },
     System {
         dialect: Dialect::Argo,

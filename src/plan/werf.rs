@@ -18,6 +18,9 @@
 
 use std::collections::HashMap;
 
+mod uninstall;
+pub use uninstall::uninstall;
+
 use crate::model::werf::{Dependency, Stage};
 use crate::model::werf_auto::AutoDependency;
 use crate::model::{Content, DocId, Model};

@@ -214,3 +214,126 @@ fn werf_orders_a_namespace_after_the_namespace_it_depends_on() {
         "{text}"
     );
 }
+
+/// werf's own uninstall order (nelm's native `release uninstall`): the objects nothing holds
+/// back first, then each once what its delete dependencies match is gone — the example of
+/// nelm's README and its automatic delete dependencies (`fixtures/dialects/werf/uninstall.yaml`
+/// names them) — and what werf leaves listed as not deleted; in text and JSON.
+#[test]
+fn werf_uninstalls_each_object_once_what_it_waits_for_is_gone() {
+    let (code, text, err) = werf("uninstall", &["plan", "--uninstall"]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "pre-delete hooks: Job/cleanup (weight 0)",
+        "Uninstall order (werf's own):",
+        "  1. uninstall group uninstall 1/3: Widget/w1, ClusterRoleBinding/app, StatefulSet/postgres",
+        "      CustomResourceDefinition/widgets.example.com, ClusterRole/app, Deployment/app",
+        "  3. uninstall group uninstall 3/3: ServiceAccount/app",
+        "Not deleted (as werf leaves them): ConfigMap/kept",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
+    }
+    let (code, json, err) = werf("uninstall", &["plan", "--uninstall", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&json).expect("plan JSON parses");
+    assert_eq!(plan["order"], "uninstall");
+    let steps: Vec<(Vec<String>, Vec<u64>)> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            (
+                s["resources"]
+                    .as_array()
+                    .expect("resources")
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{}/{}",
+                            r["kind"].as_str().unwrap_or(""),
+                            r["name"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect(),
+                s["after"]
+                    .as_array()
+                    .expect("after")
+                    .iter()
+                    .filter_map(serde_json::Value::as_u64)
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            (
+                vec![
+                    "Widget/w1".to_owned(),
+                    "ClusterRoleBinding/app".to_owned(),
+                    "StatefulSet/postgres".to_owned()
+                ],
+                vec![]
+            ),
+            (
+                vec![
+                    "CustomResourceDefinition/widgets.example.com".to_owned(),
+                    "ClusterRole/app".to_owned(),
+                    "Deployment/app".to_owned()
+                ],
+                vec![0]
+            ),
+            (vec!["ServiceAccount/app".to_owned()], vec![1]),
+        ]
+    );
+}
+
+/// What werf cannot uninstall fails `plan --uninstall` (exit 1) at its lines, while the install
+/// plan of the same chart is made: a cycle of delete dependencies, and one without `state`.
+/// A delete dependency nelm refuses makes it pass over all of that object's delete
+/// dependencies.
+#[test]
+fn werf_refuses_to_uninstall_what_nelm_cannot_and_passes_over_what_it_ignores() {
+    let (code, _, err) = werf("uninstall-cycle", &["plan", "--uninstall"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("error[CS605]: the werf uninstall order forms a cycle: ConfigMap/a -> ConfigMap/b -> ConfigMap/a")
+            && err.contains("uninstall-cycle.yaml:12:34 (from cycle/templates/a.yaml): ConfigMap/a waits for ConfigMap/b"),
+        "{err}"
+    );
+    let (code, _, err) = werf("uninstall-cycle", &["plan"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = werf("uninstall-invalid", &["plan", "--uninstall"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("werf.io/delete-dependency-third: \"kind=ConfigMap,name=third\" is missing the `state` property")
+            && err.contains("werf would refuse to uninstall the release")
+            && err.contains("uninstall-invalid.yaml:23:38 (from invalid/templates/second.yaml)"),
+        "{err}"
+    );
+    // Without the one werf cannot read: `first` waits for nothing, its valid dependency
+    // passed over with the invalid one.
+    let text =
+        std::fs::read_to_string("fixtures/dialects/werf/uninstall-invalid.yaml").expect("fixture");
+    let without_second = text.replace(
+        "    werf.io/delete-dependency-third: kind=ConfigMap,name=third\n",
+        "",
+    );
+    assert_ne!(text, without_second);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("invalid.yaml");
+    std::fs::write(&path, without_second).expect("written");
+    let (code, out, err) = run(chartseq().args([
+        "plan",
+        path.to_str().expect("UTF-8"),
+        "--dialect",
+        "werf",
+        "--uninstall",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines().any(|l| l
+            == "  1. invalid group uninstall: ConfigMap/first, ConfigMap/second, ConfigMap/third"),
+        "{out}"
+    );
+}

@@ -167,6 +167,23 @@ pub fn write_plan_error_at(
     error: &PlanError,
     at: &dyn Fn(Loc) -> String,
 ) -> io::Result<()> {
+    write_refusal_at(out, model, error, at, "install")
+}
+
+/// [`write_plan_error_at`] for what the tool refuses to do: `install`, or `uninstall` when
+/// the error is its uninstall order's.
+pub fn write_refusal_at(
+    out: &mut dyn Write,
+    model: &Model,
+    error: &PlanError,
+    at: &dyn Fn(Loc) -> String,
+    operation: &str,
+) -> io::Result<()> {
+    let order = if operation == "install" {
+        "order"
+    } else {
+        "uninstall order"
+    };
     // Names and values come from the input: each stays on its line, so that no text of the
     // chart starts a line of its own (a CI runner's workflow command, a forged location).
     let line = crate::safe::one_line;
@@ -268,7 +285,7 @@ pub fn write_plan_error_at(
             } => {
                 writeln!(
                     out,
-                    "error[CS602]: {}: {value:?} is {}; {} would refuse to install the release",
+                    "error[CS602]: {}: {value:?} is {}; {} would refuse to {operation} the release",
                     line(key),
                     line(reason),
                     dialect.tool()
@@ -315,7 +332,7 @@ pub fn write_plan_error_at(
             } => {
                 writeln!(
                     out,
-                    "error[CS605]: the {} order forms a cycle: {}",
+                    "error[CS605]: the {} {order} forms a cycle: {}",
                     dialect.tool(),
                     line(&path.join(" -> "))
                 )?;

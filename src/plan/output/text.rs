@@ -248,8 +248,7 @@ fn write_hooks(
     plan: &Plan,
     event: &str,
 ) -> io::Result<()> {
-    let hooks: Vec<String> = plan
-        .hooks
+    let hooks: Vec<String> = helm_hooks(model, plan)
         .iter()
         .filter_map(|&d| {
             let hook = model.resource(d)?.hook.as_ref()?;
@@ -260,6 +259,30 @@ fn write_hooks(
         })
         .collect();
     write_list(out, view, &format!("{event} hooks"), hooks.into_iter())
+}
+
+/// The hooks Helm's events run, in Helm's order: the plan's, or for a release-wide dialect
+/// the Helm hooks its steps do not apply (the deployer runs those by event, as Helm does).
+fn helm_hooks(model: &Model, plan: &Plan) -> Vec<crate::model::DocId> {
+    if !plan.dialect.release_wide() {
+        return plan.hooks.clone();
+    }
+    let applied: std::collections::BTreeSet<usize> = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.resources.iter().copied())
+        .chain(plan.crds.iter().copied())
+        .collect();
+    let mut hooks: Vec<(_, usize)> = (0..model.documents.len())
+        .filter(|d| !applied.contains(d))
+        .filter_map(|d| {
+            let r = model.resource(d)?;
+            let h = r.hook.as_ref()?;
+            Some((crate::plan::hook_key(h.weight, &r.id.name, &r.id.kind), d))
+        })
+        .collect();
+    hooks.sort();
+    hooks.into_iter().map(|(_, d)| d).collect()
 }
 
 /// The step of each resource group, by (chart, group).
@@ -369,10 +392,32 @@ fn write_uninstall(out: &mut dyn Write, view: View, model: &Model, plan: &Plan) 
         )?;
     }
     write_hooks(out, view, model, plan, "post-delete")?;
+    let from_crds_dir = |d: usize| model.documents[d].placement == crate::model::Placement::Crd;
     write_list(
         out,
         view,
         "CRDs (kept, as Helm does)",
-        plan.crds.iter().map(|&d| label(model, d)),
-    )
+        plan.crds
+            .iter()
+            .filter(|&&d| from_crds_dir(d))
+            .map(|&d| label(model, d)),
+    )?;
+    if let Some(own) = &plan.uninstall {
+        // What the tool's own order leaves in place (a policy, an object it never deletes).
+        let handled: std::collections::BTreeSet<usize> = own
+            .iter()
+            .flat_map(|s| s.resources.iter().copied())
+            .chain(helm_hooks(model, plan))
+            .collect();
+        let kept = (0..model.documents.len())
+            .filter(|&d| !handled.contains(&d) && !from_crds_dir(d) && model.resource(d).is_some())
+            .map(|d| label(model, d));
+        write_list(
+            out,
+            view,
+            &format!("Not deleted (as {} leaves them)", plan.dialect.named()),
+            kept,
+        )?;
+    }
+    Ok(())
 }

@@ -33,6 +33,7 @@ mod storage;
 mod terminal;
 mod werf_namespaces;
 mod werf_tracking;
+mod werf_uninstall;
 
 use std::path::PathBuf;
 use std::process::Command;
