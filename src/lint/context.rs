@@ -27,6 +27,9 @@ pub struct DialectAnalysis {
     pub plan: Plan,
     /// Everything the planner found: fatal for the tool or not.
     pub issues: Vec<PlanIssue>,
+    /// Why the tool would refuse to uninstall the release, where it deletes in an order of
+    /// its own (a cycle of werf's delete dependencies, one it cannot read).
+    pub uninstall_issues: Vec<PlanIssue>,
 }
 
 impl<'m> Context<'m> {
@@ -53,10 +56,15 @@ impl<'m> Context<'m> {
                 .filter(|entry| entry.present(self.model))
                 .map(|entry| {
                     let (plan, issues) = (entry.analyze)(self.model);
+                    let uninstall_issues = match entry.uninstall.map(|u| u(self.model, &plan)) {
+                        Some(Err(e)) => e.issues,
+                        _ => Vec::new(),
+                    };
                     DialectAnalysis {
                         entry,
                         plan,
                         issues,
+                        uninstall_issues,
                     }
                 })
                 .collect()

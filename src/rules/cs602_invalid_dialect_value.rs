@@ -8,7 +8,9 @@ declare_rule! {
     /// silently replaces: a werf weight that is not an integer, an unknown `werf.io/deploy-on`
     /// event, a `werf.io/deploy-dependency-<id>` value outside nelm's properties grammar
     /// (`state=present|ready` and at least one of `kind`, `name`, `namespace`, `group`,
-    /// `version`, none empty, no other property), a `<id>.dependency.werf.io` or external
+    /// `version`, none empty, no other property), a `werf.io/delete-dependency-<id>` without
+    /// `state` (nelm's validator lets it through and its uninstall then fails reading it: werf
+    /// refuses to uninstall the release), a `<id>.dependency.werf.io` or external
     /// dependency that is not `apiVersion:kind[:namespace]:name` (or `type/name`), a werf
     /// tracking value nelm's `validateTrack` refuses (`werf.io/fail-mode` other than
     /// `FailWholeDeployProcessImmediately`, `HopeUntilEndOfDeployProcess` or
@@ -49,7 +51,9 @@ declare_rule! {
 fn check(ctx: &Context, sink: &mut Sink) {
     for analysis in ctx.dialect_analyses() {
         let tool = analysis.entry.tool;
-        for issue in &analysis.issues {
+        let issues = (analysis.issues.iter().map(|i| (i, "install")))
+            .chain(analysis.uninstall_issues.iter().map(|i| (i, "uninstall")));
+        for (issue, operation) in issues {
             let (key, value, loc, message, help) = match issue {
                 PlanIssue::InvalidDialectValue {
                     key,
@@ -62,7 +66,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                     value,
                     loc,
                     format!(
-                        "`{key}: {value:?}` is {reason}, so {tool} refuses to install the release"
+                        "`{key}: {value:?}` is {reason}, so {tool} refuses to {operation} the release"
                     ),
                     format!("write a value {tool} accepts; see `chartseq explain CS602`"),
                 ),

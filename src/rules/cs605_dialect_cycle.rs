@@ -4,7 +4,10 @@ use crate::plan::PlanIssue;
 declare_rule! {
     /// ## What it does
     /// Reports another deployment tool's ordering that forms a cycle: werf dependencies
-    /// (`werf.io/deploy-dependency-<id>`, `<id>.dependency.werf.io`) or kapp change rules. The
+    /// (`werf.io/deploy-dependency-<id>`, `<id>.dependency.werf.io`), werf's delete
+    /// dependencies (`werf.io/delete-dependency-<id>` and nelm's automatic ones: a CRD after
+    /// its objects, a `Role` after its bindings, a `ServiceAccount` after what runs as it), which
+    /// order its uninstall, or kapp change rules. The
     /// cycle is shown as its path, with the annotation that makes each resource wait for the
     /// next. werf ties a dependency to the first matching resource of the stage (resources
     /// with dependencies first), so a dependency naming only a kind can match the very
@@ -12,7 +15,9 @@ declare_rule! {
     /// on charts that carry its annotations.
     ///
     /// ## Why is this bad?
-    /// werf and kapp refuse to deploy the release: no resource of a cycle can ever start.
+    /// werf and kapp refuse to deploy the release: no resource of a cycle can ever start. A
+    /// cycle of delete dependencies lets werf install the release and makes it refuse to
+    /// uninstall it.
     ///
     /// ## Example
     /// ```yaml
@@ -31,7 +36,13 @@ declare_rule! {
 fn check(ctx: &Context, sink: &mut Sink) {
     for analysis in ctx.dialect_analyses() {
         let tool = analysis.entry.tool;
-        for issue in &analysis.issues {
+        let issues = (analysis.issues.iter().map(|i| (i, "order", "deploy"))).chain(
+            analysis
+                .uninstall_issues
+                .iter()
+                .map(|i| (i, "uninstall order", "uninstall")),
+        );
+        for (issue, order, operation) in issues {
             let PlanIssue::DialectCycle { path, edges, .. } = issue else {
                 continue;
             };
@@ -45,7 +56,7 @@ fn check(ctx: &Context, sink: &mut Sink) {
                 chart,
                 first,
                 format!(
-                    "the {tool} order forms a cycle: {}, so {tool} refuses to deploy the release",
+                    "the {tool} {order} forms a cycle: {}, so {tool} refuses to {operation} the release",
                     path.join(" -> ")
                 ),
             )

@@ -337,3 +337,35 @@ fn werf_refuses_to_uninstall_what_nelm_cannot_and_passes_over_what_it_ignores() 
         "{out}"
     );
 }
+
+/// `lint` reports what makes werf refuse to uninstall, at its lines, as uninstall refusals.
+#[test]
+fn lint_reports_what_werf_cannot_uninstall() {
+    let (code, out, _) = run(chartseq().args([
+        "lint",
+        "fixtures/dialects/werf/uninstall-cycle.yaml",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the werf uninstall order forms a cycle: ConfigMap/a -> ConfigMap/b -> ConfigMap/a, so werf refuses to uninstall the release"),
+        "{out}"
+    );
+    let (code, out, _) = run(chartseq().args([
+        "lint",
+        "fixtures/dialects/werf/uninstall-invalid.yaml",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("is missing the `state` property, which werf's uninstall reads (write `state=absent`), so werf refuses to uninstall the release"),
+        "{out}"
+    );
+    let (code, out, err) = run(chartseq().args(["lint", "fixtures/dialects/werf/uninstall.yaml"]));
+    assert!(
+        !out.contains("CS605") && !out.contains("CS602"),
+        "{code} {out} {err}"
+    );
+}
