@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::kinds::install_rank;
 use crate::model::{ChartId, DocId, Model, Placement, Resource};
 use crate::plan::Plan;
+use crate::plan::werf::Because;
 
 /// `werf.io/deploy-on` events that are Helm hook events of the same name.
 const HOOK_EVENTS: [&str; 9] = [
@@ -127,7 +128,57 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
     automatic_dependencies(model, &entries, &mut mapping);
     manual_dependencies(model, &mut mapping);
     waits_through_external(model, plan, &mut mapping);
+    delete_dependencies(model, &mut mapping);
     mapping
+}
+
+/// werf's uninstall order: every edge of its delete graph (written and automatic) is a delete
+/// constraint the proof checks against HIP-0025's uninstall (the exact reverse of install); a
+/// written one that matches nothing, or one werf cannot read, cannot be kept.
+fn delete_dependencies(model: &Model, mapping: &mut Mapping) {
+    let Ok((_, edges)) = crate::plan::werf::delete_edges(model) else {
+        for (doc, r) in (0..model.documents.len()).filter_map(|d| Some((d, model.resource(d)?))) {
+            let (Some(rejected), Some(after)) = (&r.werf.deletion.stateless, Res::of(model, doc))
+            else {
+                continue;
+            };
+            mapping.lost.push(Lost {
+                before: properties_target(&rejected.value),
+                after,
+                reason: format!(
+                    "{}: {}; werf cannot uninstall the release, and HIP-0025 has no such dependency",
+                    rejected.key, rejected.reason
+                ),
+            });
+        }
+        return;
+    };
+    for (doc, r) in (0..model.documents.len()).filter_map(|d| Some((d, model.resource(d)?))) {
+        for dep in &r.werf.deletion.dependencies {
+            let matched = edges
+                .iter()
+                .any(|e| e.doc == doc && e.because == Because::Written(dep.key.clone()));
+            if matched {
+                continue;
+            }
+            let Some(after) = Res::of(model, doc) else {
+                continue;
+            };
+            mapping.lost.push(Lost {
+                before: properties_target(&dep.target.to_string()),
+                after,
+                reason: format!(
+                    "{}: a delete dependency on nothing werf deletes with the release; HIP-0025 uninstalls in the reverse of the install order only",
+                    dep.key
+                ),
+            });
+        }
+    }
+    for e in edges {
+        mapping
+            .delete_constraints
+            .push((e.target, e.doc, e.because.to_string()));
+    }
 }
 
 /// Whatever werf applies only after a resource that waits for an external object waits for
@@ -336,7 +387,7 @@ fn manual_dependencies(model: &Model, mapping: &mut Mapping) {
     }
 }
 
-/// External and delete dependencies: HIP-0025 can say neither.
+/// External dependencies: HIP-0025 cannot say them.
 fn lost_dependencies(model: &Model, doc: DocId, r: &Resource, mapping: &mut Mapping) {
     let Some(after) = Res::of(model, doc) else {
         return;
@@ -351,61 +402,6 @@ fn lost_dependencies(model: &Model, doc: DocId, r: &Resource, mapping: &mut Mapp
             ),
         });
     }
-    for a in &r.annotations {
-        if !a
-            .key
-            .starts_with(crate::model::werf::DELETE_DEPENDENCY_PREFIX)
-        {
-            continue;
-        }
-        let value = a.value.as_str().unwrap_or_default().trim();
-        let before = properties_target(value);
-        // A target in the release: HIP-0025 keeps the dependency when it installs this
-        // resource before the target (its uninstall is the exact reverse); the proof checks.
-        let targets: Vec<DocId> = (0..model.documents.len())
-            .filter(|&d| d != doc && matches_target(model, d, &before))
-            .collect();
-        if targets.is_empty() {
-            mapping.lost.push(Lost {
-                before,
-                after: after.clone(),
-                reason: format!(
-                    "{}: a delete dependency on nothing in the release; HIP-0025 uninstalls in the reverse of the install order only",
-                    a.key
-                ),
-            });
-        }
-        for t in targets {
-            mapping.delete_constraints.push((t, doc, a.key.clone()));
-        }
-    }
-}
-
-/// Whether a resource is what a delete dependency's properties name (an omitted property
-/// matches anything, as nelm matches).
-fn matches_target(model: &Model, doc: DocId, target: &Res) -> bool {
-    let Some(r) = model.resource(doc) else {
-        return false;
-    };
-    let (group, version) = match r.api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", r.api_version.as_str()),
-    };
-    let api_ok = match target.api_version.split_once('/') {
-        Some((g, v)) => g == group && v == version,
-        None => {
-            target.api_version.is_empty()
-                || target.api_version == version
-                || target.api_version == group
-        }
-    };
-    (target.kind.is_empty() || target.kind == r.id.kind)
-        && (target.name.is_empty() || target.name == r.id.name)
-        && target
-            .namespace
-            .as_ref()
-            .is_none_or(|ns| r.id.namespace.as_deref().unwrap_or_default() == ns)
-        && api_ok
 }
 
 /// An external dependency as a resource of the report (the legacy form's kubectl type stands

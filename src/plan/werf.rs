@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 mod uninstall;
-pub use uninstall::uninstall;
+pub use uninstall::{Because, DeleteEdge, delete_edges, uninstall};
 
 use crate::model::werf::{Dependency, Stage};
 use crate::model::werf_auto::AutoDependency;

@@ -29,8 +29,37 @@ use crate::source::Loc;
 
 const RBAC: &str = "rbac.authorization.k8s.io";
 
-/// The objects werf deletes on uninstall, in batches, each batch waiting for the one before.
-pub fn uninstall(model: &Model, _plan: &Plan) -> Result<Vec<Step>, PlanError> {
+/// Why one object's deletion waits for another's absence.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Because {
+    /// A `werf.io/delete-dependency-<id>` (the key).
+    Written(String),
+    /// One of nelm's automatic delete dependencies, in words.
+    Automatic(&'static str),
+}
+
+impl std::fmt::Display for Because {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Written(key) => f.write_str(key),
+            Self::Automatic(what) => write!(f, "nelm's automatic delete dependency ({what})"),
+        }
+    }
+}
+
+/// One edge of werf's uninstall: `doc` is deleted once `target` is gone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeleteEdge {
+    pub doc: DocId,
+    pub target: DocId,
+    pub because: Because,
+    /// The annotation's value, or the target's document for an automatic one.
+    pub loc: Loc,
+}
+
+/// What werf deletes on uninstall, in document order, and every edge between them; or why
+/// werf cannot read the chart's delete dependencies.
+pub fn delete_edges(model: &Model) -> Result<(Vec<DocId>, Vec<DeleteEdge>), PlanError> {
     let mut issues = Vec::new();
     let mut deleted: Vec<(DocId, &Resource)> = Vec::new();
     for (doc, d) in model.documents.iter().enumerate() {
@@ -58,8 +87,6 @@ pub fn uninstall(model: &Model, _plan: &Plan) -> Result<Vec<Step>, PlanError> {
     if !issues.is_empty() {
         return Err(PlanError { issues });
     }
-    let node = |doc: DocId| format!("{doc:012}");
-    let mut graph: DepGraph<Loc> = DepGraph::new(deleted.iter().map(|&(d, _)| node(d)));
     let mut kinds: HashMap<(&str, &str), Vec<DocId>> = HashMap::new();
     let mut role_refs: HashMap<(&str, &str), Vec<(DocId, &Resource)>> = HashMap::new();
     let mut accounts: HashMap<&str, Vec<DocId>> = HashMap::new();
@@ -90,18 +117,25 @@ pub fn uninstall(model: &Model, _plan: &Plan) -> Result<Vec<Step>, PlanError> {
         file: model.documents[doc].file,
         span: model.documents[doc].span,
     };
+    let mut edges = Vec::new();
     for &(doc, r) in &deleted {
         let group = group_of(&r.api_version);
-        let mut wait_for = |targets: &[DocId]| {
-            for &t in targets {
-                graph.depend(&node(doc), &node(t), at(t));
+        let mut automatic = |targets: &[DocId], what: &'static str| {
+            for &target in targets {
+                edges.push(DeleteEdge {
+                    doc,
+                    target,
+                    because: Because::Automatic(what),
+                    loc: at(target),
+                });
             }
         };
         if let Some((g, k)) = &r.werf.auto.delete.defines {
-            wait_for(
+            automatic(
                 kinds
                     .get(&(g.as_str(), k.as_str()))
                     .map_or(&[], Vec::as_slice),
+                "a CustomResourceDefinition after the objects of its kind",
             );
         }
         match (group, r.id.kind.as_str()) {
@@ -114,15 +148,16 @@ pub fn uninstall(model: &Model, _plan: &Plan) -> Result<Vec<Step>, PlanError> {
                     .filter(|(_, b)| kind == "ClusterRole" || b.id.kind == "RoleBinding")
                     .map(|&(d, _)| d)
                     .collect();
-                wait_for(&bindings);
+                automatic(&bindings, "a role after the bindings naming it");
             }
-            ("", "ServiceAccount") => {
-                wait_for(accounts.get(r.id.name.as_str()).map_or(&[], Vec::as_slice));
-            }
+            ("", "ServiceAccount") => automatic(
+                accounts.get(r.id.name.as_str()).map_or(&[], Vec::as_slice),
+                "a ServiceAccount after what runs as it or binds it",
+            ),
             _ => {}
         }
         for dep in &r.werf.deletion.dependencies {
-            for &(t, other) in &deleted {
+            for &(target, other) in &deleted {
                 let (g, v) = group_version(&other.api_version);
                 if dep.target.matches(
                     g,
@@ -131,10 +166,26 @@ pub fn uninstall(model: &Model, _plan: &Plan) -> Result<Vec<Step>, PlanError> {
                     other.id.namespace.as_deref(),
                     &other.id.name,
                 ) {
-                    graph.depend(&node(doc), &node(t), dep.loc);
+                    edges.push(DeleteEdge {
+                        doc,
+                        target,
+                        because: Because::Written(dep.key.clone()),
+                        loc: dep.loc,
+                    });
                 }
             }
         }
+    }
+    Ok((deleted.iter().map(|&(d, _)| d).collect(), edges))
+}
+
+/// The objects werf deletes on uninstall, in batches, each batch waiting for the one before.
+pub fn uninstall(model: &Model, _plan: &Plan) -> Result<Vec<Step>, PlanError> {
+    let (deleted, edges) = delete_edges(model)?;
+    let node = |doc: DocId| format!("{doc:012}");
+    let mut graph: DepGraph<Loc> = DepGraph::new(deleted.iter().map(|&d| node(d)));
+    for e in &edges {
+        graph.depend(&node(e.doc), &node(e.target), e.loc);
     }
     match graph.batches() {
         Ok(batches) => {
