@@ -217,23 +217,26 @@ fn werf_orders_a_namespace_after_the_namespace_it_depends_on() {
 
 /// werf's own uninstall order (nelm's native `release uninstall`): the objects nothing holds
 /// back first, then each once what its delete dependencies match is gone — the example of
-/// nelm's README and its automatic delete dependencies (`fixtures/dialects/werf/uninstall.yaml`
+/// nelm's README and its automatic delete dependencies (`fixtures/dialects/werf/delete-dependencies.yaml`
 /// names them) — and what werf leaves listed as not deleted; in text and JSON.
 #[test]
 fn werf_uninstalls_each_object_once_what_it_waits_for_is_gone() {
-    let (code, text, err) = werf("uninstall", &["plan", "--uninstall"]);
+    let (code, text, err) = werf("delete-dependencies", &["plan", "--uninstall"]);
     assert_eq!(code, 0, "{err}");
     for line in [
         "pre-delete hooks: Job/cleanup (weight 0)",
         "Uninstall order (werf's own):",
-        "  1. uninstall group uninstall 1/3: Widget/w1, ClusterRoleBinding/app, StatefulSet/postgres",
+        "  1. shop group uninstall 1/3: Widget/w1, ClusterRoleBinding/app, StatefulSet/postgres",
         "      CustomResourceDefinition/widgets.example.com, ClusterRole/app, Deployment/app",
-        "  3. uninstall group uninstall 3/3: ServiceAccount/app",
+        "  3. shop group uninstall 3/3: ServiceAccount/app",
         "Not deleted (as werf leaves them): ConfigMap/kept",
     ] {
         assert!(text.lines().any(|l| l == line), "{line:?} in\n{text}");
     }
-    let (code, json, err) = werf("uninstall", &["plan", "--uninstall", "--format", "json"]);
+    let (code, json, err) = werf(
+        "delete-dependencies",
+        &["plan", "--uninstall", "--format", "json"],
+    );
     assert_eq!(code, 0, "{err}");
     let plan: serde_json::Value = serde_json::from_str(&json).expect("plan JSON parses");
     assert_eq!(plan["order"], "uninstall");
@@ -363,7 +366,8 @@ fn lint_reports_what_werf_cannot_uninstall() {
         out.contains("is missing the `state` property, which werf's uninstall reads (write `state=absent`), so werf refuses to uninstall the release"),
         "{out}"
     );
-    let (code, out, err) = run(chartseq().args(["lint", "fixtures/dialects/werf/uninstall.yaml"]));
+    let (code, out, err) =
+        run(chartseq().args(["lint", "fixtures/dialects/werf/delete-dependencies.yaml"]));
     assert!(
         !out.contains("CS605") && !out.contains("CS602"),
         "{code} {out} {err}"
