@@ -20,6 +20,9 @@ use crate::model::{ChartId, DocId, Model, Placement, Resource};
 use crate::plan::Plan;
 use crate::plan::werf::Because;
 
+/// The group of what werf applies before every weight (its CRDs and Namespaces).
+const FIRST_GROUP: &str = "crds-and-namespaces";
+
 /// `werf.io/deploy-on` events that are Helm hook events of the same name.
 const HOOK_EVENTS: [&str; 9] = [
     "pre-install",
@@ -125,7 +128,7 @@ pub fn map(model: &Model, plan: &Plan) -> Mapping {
                 });
         }
     }
-    automatic_dependencies(model, &entries, &mut mapping);
+    automatic_dependencies(model, plan, &entries, &mut mapping);
     manual_dependencies(model, &mut mapping);
     waits_through_external(model, plan, &mut mapping);
     delete_dependencies(model, &mut mapping);
@@ -251,7 +254,13 @@ fn waits_through_external(model: &Model, plan: &Plan, mapping: &mut Mapping) {
 /// weight's (`weight-0-deps`, then `weight-0-deps-2`, …), which waits for the targets. A target
 /// in another chart level is reached only when it is in a subchart (installed first); one in
 /// a parent or a sibling cannot be said in HIP-0025 and is reported lost.
-fn automatic_dependencies(model: &Model, entries: &[Entry], mapping: &mut Mapping) {
+///
+/// werf's uninstall order is kept the same way: HIP-0025 uninstalls in the exact reverse of its
+/// install, so an object werf deletes only once another is gone is installed before it (the
+/// other moves to a later group of their weight), unless that contradicts an install edge
+/// (install wins; the proof then reports the uninstall order lost) or werf cannot uninstall
+/// the chart at all.
+fn automatic_dependencies(model: &Model, plan: &Plan, entries: &[Entry], mapping: &mut Mapping) {
     let edges = crate::plan::werf::automatic_edges(model, Stage::Install);
     let weight_of: BTreeMap<DocId, Option<i64>> =
         entries.iter().map(|e| (e.doc, e.ordinal)).collect();
@@ -280,7 +289,43 @@ fn automatic_dependencies(model: &Model, entries: &[Entry], mapping: &mut Mappin
             mapping.constraints.push((target, doc));
         }
     }
+    let installed_after: BTreeSet<(DocId, DocId)> = edges
+        .iter()
+        .map(|&(doc, target, _)| (doc, target))
+        .collect();
+    let deletes = crate::plan::werf::uninstall(model, plan)
+        .ok()
+        .and_then(|_| crate::plan::werf::delete_edges(model).ok())
+        .map(|(_, edges)| edges)
+        .unwrap_or_default();
+    for e in deletes {
+        // `e.doc` goes once `e.target` is gone: `e.target` is installed after `e.doc`.
+        let (dependent, on) = (e.target, e.doc);
+        if dependent == on
+            || installed_after.contains(&(on, dependent))
+            || model.documents[dependent].chart != model.documents[on].chart
+        {
+            continue;
+        }
+        let (Some(&w), Some(&tw)) = (weight_of.get(&dependent), weight_of.get(&on)) else {
+            continue;
+        };
+        let targets = uncovered.entry(dependent).or_default();
+        if w == tw && !targets.contains(&on) {
+            targets.push(on);
+        }
+    }
     let depth = depths(&uncovered);
+    // The steps of werf's first stage after what it applies first (the plan's `crds`).
+    let first_steps: Vec<&crate::plan::Step> = plan
+        .steps
+        .iter()
+        .filter(|s| {
+            s.group
+                .as_deref()
+                .is_some_and(|g| g.starts_with(Stage::PrePreInstall.name()))
+        })
+        .collect();
     let mut by_level: BTreeMap<ChartId, Vec<&Entry>> = BTreeMap::new();
     for e in entries {
         by_level
@@ -290,11 +335,38 @@ fn automatic_dependencies(model: &Model, entries: &[Entry], mapping: &mut Mappin
     }
     for (chart, level) in by_level {
         let ordinals: BTreeSet<i64> = level.iter().filter_map(|e| e.ordinal).collect();
-        let first = ordinals.first().copied().unwrap_or_default();
         let mut groups: Vec<(String, Vec<&Entry>)> = Vec::new();
+        // werf applies its CRDs and Namespaces, and waits for them, before any weight: groups
+        // of their own at the head of the chain keep that, one for what it applies first and
+        // one for each later step of that stage (a Namespace after the Namespaces it names).
+        let ahead: Vec<&Entry> = level
+            .iter()
+            .copied()
+            .filter(|e| e.ordinal.is_none())
+            .collect();
+        if !ahead.is_empty() && !ordinals.is_empty() {
+            let step_of = |doc: DocId| {
+                first_steps
+                    .iter()
+                    .position(|s| s.resources.contains(&doc))
+                    .map_or(0, |i| i + 1)
+            };
+            let mut by_step: BTreeMap<usize, Vec<&Entry>> = BTreeMap::new();
+            for e in ahead {
+                by_step.entry(step_of(e.doc)).or_default().push(e);
+            }
+            for (i, members) in by_step.into_values().enumerate() {
+                let name = if i == 0 {
+                    FIRST_GROUP.to_owned()
+                } else {
+                    format!("{FIRST_GROUP}-{}", i + 1)
+                };
+                groups.push((name, members));
+            }
+        }
         for &o in &ordinals {
             let mut layers: BTreeMap<usize, Vec<&Entry>> = BTreeMap::new();
-            for &e in level.iter().filter(|e| e.ordinal.unwrap_or(first) == o) {
+            for &e in level.iter().filter(|e| e.ordinal == Some(o)) {
                 layers
                     .entry(depth.get(&e.doc).copied().unwrap_or(0))
                     .or_default()
