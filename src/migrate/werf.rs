@@ -1,8 +1,9 @@
 //! werf/nelm → HIP-0025 (DIALECTS.md §7.3, the werf rows), over what werf's planner reads.
 //!
 //! - Regular resources of the install stage become their level's chain of `weight-N` groups
-//!   ([`super::ordinal`]); templated CRDs and Namespaces (werf applies them before everything)
-//!   join their level's first group.
+//!   ([`super::ordinal`]); templated CRDs and Namespaces (werf applies them, and waits for
+//!   them, before everything) head the chain in groups of their own (`crds-and-namespaces`,
+//!   one more per later step of that stage).
 //! - On a hook, `werf.io/weight` wins over `helm.sh/hook-weight` in werf: the Helm weight is set
 //!   to it. `werf.io/deploy-on` with only hook events becomes `helm.sh/hook`.
 //! - A resource with a manual dependency has no weight in werf: it is left without a group
