@@ -127,6 +127,13 @@ impl Rule {
     pub fn applies_on_install(&self) -> bool {
         self.action == Action::Upsert && self.target_action == TargetAction::Upserting
     }
+
+    /// Whether the rule orders anything when kapp deletes the app, where every change is a
+    /// delete (`kapp delete`).
+    #[must_use]
+    pub fn applies_on_delete(&self) -> bool {
+        self.action == Action::Delete && self.target_action == TargetAction::Deleting
+    }
 }
 
 /// One change group, placeholders replaced.
