@@ -101,12 +101,16 @@ pub fn deletion_step_name(phase: i64, waited: bool) -> String {
 /// order (the manifests are collected from a map keyed by object, and the kinds from a map):
 /// random. chartseq uses input order for both: objects of one kind as written, kinds it does
 /// not list in the order each first appears. Documents that are not objects are of no kind
-/// (`""`) to KOTS, a kind it does not list, in phase 0.
+/// (`""`) to KOTS, a kind it does not list, in phase 0. An object annotated
+/// `kots.io/keep: "true"` KOTS skips: it is in no step, and stays (KOTS's namespace clean-up
+/// after the manifests, which deletes it when KOTS annotates objects with the app,
+/// `ANNOTATE_SLUG`, is not reproduced).
 pub fn uninstall(model: &Model, plan: &Plan) -> Result<Vec<Step>, PlanError> {
     let mut docs: Vec<DocId> = plan
         .steps
         .iter()
         .flat_map(|s| s.resources.iter().copied())
+        .filter(|&d| model.resource(d).is_none_or(|r| !r.kots.keep))
         .collect();
     docs.sort_unstable();
     let kind_of = |d: DocId| model.resource(d).map_or("", |r| r.id.kind.as_str());
@@ -456,6 +460,20 @@ mod tests {
             }
         }
         assert_eq!(uninstall(&model), want);
+    }
+
+    /// `kots.io/keep: "true"` objects KOTS never deletes (`diffAndDeleteManifests`: "if this
+    /// is a keep resource, don't delete it").
+    #[test]
+    fn kept_objects_are_not_deleted() {
+        let model = load_stream(
+            "kots.yaml",
+            b"---\n# Source: app/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations:\n    kots.io/keep: \"true\"\n---\n# Source: app/templates/b.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n  annotations:\n    kots.io/keep: \"yes\"\n"
+                .to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let order: Vec<String> = uninstall(&model).into_iter().map(|s| s.1).collect();
+        assert_eq!(order, ["gone"]);
     }
 
     /// Kinds KOTS does not list go first in the order each first appears (KOTS: a Go map's
