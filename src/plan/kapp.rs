@@ -112,7 +112,10 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
 /// it, service accounts and RBAC after kapp-controller's `App` and `PackageInstall`), the
 /// optional ones only where they close no cycle. A cycle of required rules is refused, as
 /// `kapp delete` refuses it. Each class of interchangeable changes is one step, as on
-/// install; kapp waits each delete until the object is gone before what waits for it.
+/// install; kapp waits each delete until the object is gone before what waits for it. An
+/// object kapp orphans (`kapp.k14s.io/delete-strategy: orphan`, the namespaces `default` and
+/// `kube-*`) is in the graph, done at once, and in no step: what waited for it waits for what
+/// it waited for.
 /// Documents that are not objects come first, as in the exact reverse.
 pub fn uninstall(model: &Model, plan: &Plan) -> Result<Vec<Step>, PlanError> {
     let mut changes: Vec<DocId> = plan
@@ -130,7 +133,8 @@ pub fn uninstall(model: &Model, plan: &Plan) -> Result<Vec<Step>, PlanError> {
         .flat_map(|s| s.resources.iter().copied())
         .filter(|&d| model.resource(d).is_none())
         .collect();
-    let mut steps = order(model, &changes, Rule::applies_on_delete)?;
+    let orphaned = |d: DocId| model.resource(d).is_some_and(|r| r.kapp.orphan);
+    let mut steps = without(order(model, &changes, Rule::applies_on_delete)?, orphaned);
     if !not_objects.is_empty() {
         for step in &mut steps {
             for after in &mut step.after {
@@ -148,6 +152,34 @@ pub fn uninstall(model: &Model, plan: &Plan) -> Result<Vec<Step>, PlanError> {
         );
     }
     Ok(steps)
+}
+
+/// `steps` without the documents `gone` says, a step left empty dropped and what waited for
+/// it waiting for what it waited for instead.
+fn without(steps: Vec<Step>, gone: impl Fn(DocId) -> bool) -> Vec<Step> {
+    let mut new_index: Vec<Option<usize>> = vec![None; steps.len()];
+    let mut through: Vec<Vec<usize>> = vec![Vec::new(); steps.len()];
+    let mut out: Vec<Step> = Vec::with_capacity(steps.len());
+    for (i, mut step) in steps.into_iter().enumerate() {
+        let mut after = Vec::new();
+        for &a in step.after.iter().filter(|&&a| a < i) {
+            match new_index[a] {
+                Some(n) => after.push(n),
+                None => after.extend(through[a].iter().copied()),
+            }
+        }
+        after.sort_unstable();
+        after.dedup();
+        step.resources.retain(|&d| !gone(d));
+        if step.resources.is_empty() {
+            through[i] = after;
+        } else {
+            step.after = after;
+            new_index[i] = Some(out.len());
+            out.push(step);
+        }
+    }
+    out
 }
 
 /// How many changes of `changes` are in each group (a `noop` object matches no rule).
@@ -668,6 +700,53 @@ metadata:
                 names(&["ConfigMap/c"]),
                 names(&["CustomResourceDefinition/widgets.example.com"]),
             ]
+        );
+    }
+
+    /// An orphaned object (`clusterapply/delete_change.go`: `kapp.k14s.io/delete-strategy:
+    /// orphan`, the `default` namespace) is left in place, and still passes on the order it
+    /// is part of: the `ConfigMap` waits for the Job through it.
+    #[test]
+    fn orphaned_objects_are_not_deleted_but_still_order() {
+        let m = model(
+            "orphan.yaml",
+            "---
+# Source: app/templates/a.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: last
+  annotations:
+    kapp.k14s.io/change-rule: delete after deleting middle
+---
+# Source: app/templates/b.yaml
+apiVersion: v1
+kind: Secret
+metadata:
+  name: middle
+  annotations:
+    kapp.k14s.io/change-group: middle
+    kapp.k14s.io/delete-strategy: orphan
+    kapp.k14s.io/change-rule: delete after deleting first
+---
+# Source: app/templates/c.yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: first
+  annotations:
+    kapp.k14s.io/change-group: first
+---
+# Source: app/templates/ns.yaml
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: default
+",
+        );
+        assert_eq!(
+            delete_batches(&m),
+            [names(&["Job/first"]), names(&["ConfigMap/last"])]
         );
     }
 

@@ -239,9 +239,8 @@ impl Runner {
         // Deleted and not yet waited gone: step index, its objects, count, all stay, start.
         let mut pending: Vec<(usize, Vec<Target>, usize, bool, Instant)> = Vec::new();
         for (j, step) in steps.iter().enumerate() {
-            if step.resources.is_empty() {
-                continue;
-            }
+            // What it names is gone first, even when it deletes nothing itself: what names it
+            // waits for that through it.
             let (waited_now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut pending)
                 .into_iter()
                 .partition(|p| step.after.contains(&p.0));
@@ -249,6 +248,9 @@ impl Runner {
             for (i, targets, count, all_stay, started) in waited_now {
                 self.finish_deletion(&steps[i].label, &targets, count, all_stay, started)
                     .await?;
+            }
+            if step.resources.is_empty() {
+                continue;
             }
             let judged = self.doomed(record, &step.resources, true).await;
             let (doomed, stays) = match judged {

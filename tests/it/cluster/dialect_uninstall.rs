@@ -104,3 +104,58 @@ spec:
         "{out}"
     );
 }
+
+/// kapp deletes by its delete rules (`delete before deleting <group>`, as kapp's own
+/// `TestChangeGraphWithDeletes` writes them): here the reverse of what the exact reverse of
+/// the install would do, and an object orphaned by `kapp.k14s.io/delete-strategy: orphan`
+/// stays.
+#[test]
+fn kapp_uninstall_follows_delete_rules_and_leaves_orphans() {
+    let Some(ns) = Ns::new("kapp-uninstall") else {
+        return;
+    };
+    let text = stream(&[
+        (
+            "health.yaml",
+            config_map(
+                "health",
+                "\n    kapp.k14s.io/change-rule: delete before deleting apps.big.co/db",
+            ),
+        ),
+        (
+            "db.yaml",
+            config_map(
+                "db",
+                "\n    kapp.k14s.io/change-group: apps.big.co/db\n    kapp.k14s.io/change-rule: upsert after upserting apps.big.co/health",
+            ),
+        ),
+        (
+            "data.yaml",
+            config_map(
+                "data",
+                "\n    kapp.k14s.io/change-group: apps.big.co/health\n    kapp.k14s.io/delete-strategy: orphan",
+            ),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "kapp",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    assert!(out.contains("status deployed"), "{out}");
+    let out = ok(ns.chartseq(&["uninstall", "shop", "--timeout", "1m"]));
+    assert!(ns.get("configmap", "data").is_some(), "orphaned: {out}");
+    let deletions: Vec<String> = ns
+        .audit()
+        .deletions()
+        .into_iter()
+        .filter(|d| d.starts_with("configmaps/"))
+        .collect();
+    assert_eq!(deletions, ["configmaps/health", "configmaps/db"], "{out}");
+}
