@@ -658,16 +658,14 @@ async fn uninstall_objects(
         .filter(|i| !latest.hooks.contains(i))
         .collect();
     // The dialect tool's own order when it recorded one (its steps may hold hooks, deleted
-    // there as its tool deletes them), else the exact reverse.
-    let steps = match &latest.uninstall {
-        Some(own) => own
-            .iter()
-            .map(|s| (s.label.clone(), s.resources.clone()))
-            .filter(|(_, r)| !r.is_empty())
-            .collect(),
-        None => deploy::reverse_steps(latest, Some(&without_hooks)),
-    };
-    runner.delete_steps(latest, &steps).await?;
+    // there as its tool deletes them; each step waits only for the steps its `after` names),
+    // else the exact reverse.
+    if let Some(own) = &latest.uninstall {
+        runner.delete_ordered(latest, own).await?;
+    } else {
+        let steps = deploy::reverse_steps(latest, Some(&without_hooks));
+        runner.delete_steps(latest, &steps).await?;
+    }
     // Revisions since the last deployed one may hold objects the latest does not (a failed
     // or interrupted upgrade stops before pruning).
     for old in since_deployed(history)

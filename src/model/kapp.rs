@@ -47,6 +47,12 @@ pub const DISABLE_WAIT: &str = "kapp.k14s.io/disable-wait";
 pub const DISABLE_ASSOCIATED_WAIT: &str = "kapp.k14s.io/disable-associated-resources-wait";
 pub const EXISTS: &str = "kapp.k14s.io/exists";
 pub const NOOP: &str = "kapp.k14s.io/noop";
+/// `kapp.k14s.io/delete-strategy: orphan`: `kapp delete` leaves the object in place.
+pub const DELETE_STRATEGY: &str = "kapp.k14s.io/delete-strategy";
+/// Namespaces kapp never deletes, whatever their annotations (`clusterapply/delete_change.go`
+/// `inoperableResourceList`).
+const INOPERABLE_NAMESPACES: [&str; 4] =
+    ["default", "kube-node-lease", "kube-public", "kube-system"];
 /// The `apiVersion` of kapp's own configuration objects, which kapp reads and never applies.
 pub const CONFIG_API_VERSION: &str = "kapp.k14s.io/v1alpha1";
 
@@ -127,6 +133,13 @@ impl Rule {
     pub fn applies_on_install(&self) -> bool {
         self.action == Action::Upsert && self.target_action == TargetAction::Upserting
     }
+
+    /// Whether the rule orders anything when kapp deletes the app, where every change is a
+    /// delete (`kapp delete`).
+    #[must_use]
+    pub fn applies_on_delete(&self) -> bool {
+        self.action == Action::Delete && self.target_action == TargetAction::Deleting
+    }
 }
 
 /// One change group, placeholders replaced.
@@ -176,6 +189,10 @@ pub struct Kapp {
     pub wait_rule: Option<AppliedWaitRule>,
     /// The same object (identity and content) is earlier in the release: kapp applies it once.
     pub duplicate: bool,
+    /// `kapp delete` orphans the object instead of deleting it: `kapp.k14s.io/delete-strategy:
+    /// orphan`, or one of the namespaces kapp never deletes. Still a change of the delete graph,
+    /// done at once.
+    pub orphan: bool,
     pub rejected: Vec<Rejected>,
 }
 
@@ -454,6 +471,16 @@ fn read(
         exists: has(&r.annotations, EXISTS),
         noop: has(&r.annotations, NOOP),
         disable_wait: has(&r.annotations, DISABLE_WAIT),
+        orphan: r
+            .annotations
+            .iter()
+            .rev()
+            .find(|a| a.key == DELETE_STRATEGY)
+            .and_then(|a| a.value.as_str())
+            == Some("orphan")
+            || (r.id.group.is_empty()
+                && r.id.kind == "Namespace"
+                && INOPERABLE_NAMESPACES.contains(&r.id.name.as_str())),
         disable_associated_wait: has(&r.annotations, DISABLE_ASSOCIATED_WAIT),
         config: r.api_version == CONFIG_API_VERSION,
         ..Kapp::default()

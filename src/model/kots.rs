@@ -27,6 +27,8 @@ pub const CREATION_PHASE: &str = "kots.io/creation-phase";
 pub const DELETION_PHASE: &str = "kots.io/deletion-phase";
 pub const WAIT_FOR_READY: &str = "kots.io/wait-for-ready";
 pub const WAIT_FOR_PROPERTIES: &str = "kots.io/wait-for-properties";
+/// `kots.io/keep: "true"`: KOTS never deletes the object (`diffAndDeleteManifests`).
+pub const KEEP: &str = "kots.io/keep";
 
 /// Every annotation key KOTS reads to order and wait.
 pub const KEYS: [&str; 4] = [
@@ -89,6 +91,9 @@ pub struct Kots {
     pub skipped_properties: Vec<Spanned<String>>,
     /// Values KOTS refuses.
     pub rejected: Vec<Rejected>,
+    /// `kots.io/keep: "true"` (exactly that string): KOTS skips the object when it deletes,
+    /// on undeploy as on upgrade.
+    pub keep: bool,
 }
 
 impl Kots {
@@ -106,6 +111,7 @@ impl Kots {
             wait_for_properties: Vec::new(),
             skipped_properties: Vec::new(),
             rejected: Vec::new(),
+            keep: find(KEEP).is_some_and(|(raw, _)| raw == "true"),
         };
         if let Some((raw, loc)) = find(WAIT_FOR_READY) {
             kots.wait_for_ready = raw == "true";
@@ -279,6 +285,15 @@ mod tests {
         let k = Kots::read(&[], None);
         assert_eq!(k.creation_phase.value, 0);
         assert!(k.creation_phase.written.is_none());
+    }
+
+    #[test]
+    fn only_the_exact_string_true_keeps() {
+        assert!(Kots::read(&[ann(KEEP, "true", 1)], None).keep);
+        for other in ["True", " true", "1", "yes", ""] {
+            assert!(!Kots::read(&[ann(KEEP, other, 1)], None).keep, "{other:?}");
+        }
+        assert!(!Kots::read(&[], None).keep);
     }
 
     #[test]

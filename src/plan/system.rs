@@ -192,7 +192,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a change group a resource of the release declares (`kapp.k14s.io/change-group`), or remove the rule",
         plan: super::kapp::plan,
         analyze: |model| from_result(Dialect::Kapp, super::kapp::plan(model)),
-        uninstall: None,
+        uninstall: Some(super::kapp::uninstall),
     },
     System {
         dialect: Dialect::Kots,
@@ -210,7 +210,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a resource KOTS applies in the same stage, or remove the dependency",
         plan: super::kots::plan,
         analyze: super::kots::analyze,
-        uninstall: None,
+        uninstall: Some(super::kots::uninstall),
     },
     System {
         dialect: Dialect::Draft,

@@ -14,6 +14,7 @@ mod cli;
 #[cfg(feature = "apply")]
 mod cluster;
 mod dialect_kapp;
+mod dialect_uninstall;
 mod dialect_werf;
 mod dialects;
 mod diff;

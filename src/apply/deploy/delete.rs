@@ -6,6 +6,7 @@ use super::{
     BTreeSet, Decision, Duration, ErrorKind, Event, Goal, Instant, Item, Kind, Record, RunError,
     Runner, StepResult, Target, Value,
 };
+use crate::apply::release::RecordedStep;
 
 impl Runner {
     /// The objects of `indexes` that exist, in order, each with who owns it: what a deletion
@@ -91,8 +92,28 @@ impl Runner {
         doomed: Vec<Doomed>,
         label: &str,
     ) -> Result<Duration, RunError> {
-        if self.settings.dry_run {
+        let targets = self.request_deletions(record, doomed).await?;
+        self.wait_gone(label, &targets).await
+    }
+
+    /// Waits for `targets` (deleted objects) to be gone; nothing to wait for takes no time.
+    async fn wait_gone(&self, label: &str, targets: &[Target]) -> Result<Duration, RunError> {
+        if targets.is_empty() {
             return Ok(Duration::ZERO);
+        }
+        self.wait(label, targets).await
+    }
+
+    /// Sends the deletions of what [`Runner::doomed`] judged, one at a time in exactly the
+    /// order given, each only if it is still the very object judged (its uid): the objects to
+    /// wait gone. A dry run deletes nothing.
+    async fn request_deletions(
+        &self,
+        record: &Record,
+        doomed: Vec<Doomed>,
+    ) -> Result<Vec<Target>, RunError> {
+        if self.settings.dry_run {
+            return Ok(Vec::new());
         }
         // The requests are cheap; the waiting comes after, for all of them at once.
         let mut targets = Vec::new();
@@ -132,10 +153,7 @@ impl Runner {
                 }
             }
         }
-        if targets.is_empty() {
-            return Ok(Duration::ZERO);
-        }
-        self.wait(label, &targets).await
+        Ok(targets)
     }
 
     /// Deletes steps one by one in the order given (from [`reverse_steps`]: the exact reverse
@@ -205,6 +223,125 @@ impl Runner {
             }
         }
         Ok(())
+    }
+
+    /// Deletes a tool's own uninstall order (a record's `uninstall`): steps in list order,
+    /// each deleted once every step its `after` names is gone. A step that no later step
+    /// names is not waited for before the next one (a KOTS `PersistentVolumeClaim`, a kapp
+    /// change nothing waits for): it is waited gone at the end, before the uninstall goes on.
+    /// What is left in place, and how a step counts and names what it deletes, as in
+    /// [`Runner::delete_steps`].
+    pub async fn delete_ordered(
+        &self,
+        record: &Record,
+        steps: &[RecordedStep],
+    ) -> Result<(), RunError> {
+        // Deleted and not yet waited gone: step index, its objects, count, all stay, start.
+        let mut pending: Vec<(usize, Vec<Target>, usize, bool, Instant)> = Vec::new();
+        for (j, step) in steps.iter().enumerate() {
+            // What it names is gone first, even when it deletes nothing itself: what names it
+            // waits for that through it.
+            let (waited_now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut pending)
+                .into_iter()
+                .partition(|p| step.after.contains(&p.0));
+            pending = later;
+            for (i, targets, count, all_stay, started) in waited_now {
+                self.finish_deletion(&steps[i].label, &targets, count, all_stay, started)
+                    .await?;
+            }
+            if step.resources.is_empty() {
+                continue;
+            }
+            let judged = self.doomed(record, &step.resources, true).await;
+            let (doomed, stays) = match judged {
+                Ok(j) => j,
+                Err(e) => {
+                    self.emit(Event::Finished {
+                        step: step.label.clone(),
+                        resources: step.resources.len(),
+                        waited: Duration::ZERO,
+                        result: StepResult::Failed(e.to_string()),
+                    });
+                    return Err(e);
+                }
+            };
+            let count = doomed.len();
+            let all_stay = count == 0 && !stays.is_empty();
+            self.emit(Event::Started {
+                step: step.label.clone(),
+                resources: count,
+                verb: "delete",
+                objects: doomed
+                    .iter()
+                    .map(|d| record.items[d.index].short())
+                    .collect(),
+            });
+            for e in stays {
+                self.emit(e);
+            }
+            let started = Instant::now();
+            match self.request_deletions(record, doomed).await {
+                Ok(targets) => pending.push((j, targets, count, all_stay, started)),
+                Err(e) => {
+                    self.emit(Event::Finished {
+                        step: step.label.clone(),
+                        resources: count,
+                        waited: started.elapsed(),
+                        result: StepResult::Failed(e.to_string()),
+                    });
+                    return Err(e);
+                }
+            }
+            // Waited now unless no later step names it.
+            if steps[j + 1..].iter().any(|later| later.after.contains(&j))
+                && let Some((i, targets, count, all_stay, started)) = pending.pop()
+            {
+                self.finish_deletion(&steps[i].label, &targets, count, all_stay, started)
+                    .await?;
+            }
+        }
+        for (i, targets, count, all_stay, started) in pending {
+            self.finish_deletion(&steps[i].label, &targets, count, all_stay, started)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Waits a deleted step's objects gone and says how the step ended.
+    async fn finish_deletion(
+        &self,
+        label: &str,
+        targets: &[Target],
+        count: usize,
+        all_stay: bool,
+        started: Instant,
+    ) -> Result<(), RunError> {
+        match self.wait_gone(label, targets).await {
+            Ok(waited) => {
+                self.emit(Event::Finished {
+                    step: label.to_owned(),
+                    resources: count,
+                    waited,
+                    result: if all_stay {
+                        StepResult::Kept
+                    } else if self.settings.dry_run {
+                        StepResult::DryRun
+                    } else {
+                        StepResult::Deleted
+                    },
+                });
+                Ok(())
+            }
+            Err(e) => {
+                self.emit(Event::Finished {
+                    step: label.to_owned(),
+                    resources: count,
+                    waited: started.elapsed(),
+                    result: StepResult::Failed(e.to_string()),
+                });
+                Err(e)
+            }
+        }
     }
 }
 

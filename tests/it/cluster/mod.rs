@@ -13,6 +13,7 @@ mod audit;
 mod corpus;
 mod deploy;
 mod dialect_runs;
+mod dialect_uninstall;
 mod dialects;
 mod e2e;
 mod failures;
