@@ -1,0 +1,145 @@
+//! `chartseq uninstall` of a release applied with `--dialect argo` deletes it as Argo CD
+//! deletes an application (argo-cd 37ee009 `controller/appcontroller.go`
+//! `finalizeApplicationDeletion`): the `PreDelete` hook created and healthy before anything is
+//! deleted, the cascade highest sync wave first (`controller/sort_delete.go`), the `PostDelete`
+//! hook created once the last object is gone, a templated CRD left in place (`shouldBeDeleted`),
+//! Helm's `pre-delete` hook run once as one of the `PreDelete` hooks (`controller/hook.go`), all
+//! proved from the API server's audit log.
+
+use super::dialects::{config_map, job, stream};
+use super::{Ns, ok};
+
+/// The first successful deletion of `resource/name` by the tests, as its arrival time.
+fn deleted(audit: &super::Audit, resource: &str, name: &str) -> (String, String) {
+    audit
+        .events
+        .iter()
+        .find(|e| {
+            e.verb == "delete"
+                && e.resource == resource
+                && e.name == name
+                && (200..300).contains(&e.code)
+        })
+        .map_or_else(
+            || panic!("{resource}/{name} is never deleted:\n{audit}"),
+            |e| (e.received.clone(), e.completed.clone()),
+        )
+}
+
+#[test]
+fn argo_uninstall_runs_delete_hooks_around_a_cascade_highest_wave_first() {
+    let Some(ns) = Ns::new("argo-uninstall") else {
+        return;
+    };
+    let group = format!("{}.example.com", ns.name);
+    let crd_name = format!("widgets.{group}");
+    ns.owns("customresourcedefinition", &crd_name);
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {crd_name}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+"
+    );
+    let wave = |n: u8| format!("\n    argocd.argoproj.io/sync-wave: \"{n}\"");
+    let text = stream(&[
+        ("crd.yaml", crd),
+        ("zero.yaml", config_map("zero", &wave(0))),
+        ("one.yaml", config_map("one", &wave(1))),
+        ("two.yaml", config_map("two", &wave(2))),
+        (
+            "before.yaml",
+            job("before", "\n    argocd.argoproj.io/hook: PreDelete"),
+        ),
+        (
+            "helm-before.yaml",
+            job(
+                "helm-before",
+                "\n    helm.sh/hook: pre-delete\n    helm.sh/hook-delete-policy: hook-succeeded",
+            ),
+        ),
+        (
+            "after.yaml",
+            job(
+                "after",
+                "\n    argocd.argoproj.io/hook: PostDelete\n    argocd.argoproj.io/hook-delete-policy: HookSucceeded",
+            ),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    assert!(out.contains("status deployed"), "{out}");
+    // Argo CD never runs delete hooks on a sync.
+    let audit = ns.audit();
+    assert!(
+        !audit.written("Job", "before") && !audit.written("Job", "after"),
+        "{audit}"
+    );
+
+    let out = ok(ns.chartseq(&["uninstall", "shop", "--timeout", "2m"]));
+    let audit = ns.audit();
+    let cascade: Vec<String> = audit
+        .deletions()
+        .into_iter()
+        .filter(|d| d.starts_with("configmaps/"))
+        .collect();
+    assert_eq!(
+        cascade,
+        ["configmaps/two", "configmaps/one", "configmaps/zero"],
+        "{out}\n{audit}"
+    );
+    // The PreDelete hook was created and complete before the first deletion.
+    let before_ready = audit.ready("Job", "before");
+    let (two, two_done) = deleted(&audit, "configmaps", "two");
+    assert!(
+        audit.created("Job", "before").received < two && before_ready < two,
+        "{audit}"
+    );
+    // Helm's `pre-delete` hook is one of Argo CD's PreDelete hooks: run once, its way, with
+    // the other.
+    assert_eq!(
+        audit.count("patch", "Job", "helm-before") + audit.count("create", "Job", "helm-before"),
+        1,
+        "{audit}"
+    );
+    assert!(audit.ready("Job", "helm-before") < two, "{audit}");
+    // Each wave went out once the one above was gone.
+    let (one, one_done) = deleted(&audit, "configmaps", "one");
+    let (zero, zero_done) = deleted(&audit, "configmaps", "zero");
+    assert!(two_done <= one && one_done <= zero, "{audit}");
+    // The PreDelete hook still live went with its wave (0), the PostDelete hook was created
+    // after the last deletion of the cascade, and deleted by its policy once healthy.
+    let (hook_deleted, hook_done) = deleted(&audit, "jobs", "before");
+    assert!(hook_deleted > two_done, "{audit}");
+    let after_created = audit.created("Job", "after").received.clone();
+    assert!(
+        after_created > zero_done && after_created > hook_done,
+        "{audit}"
+    );
+    let (after_gone, _) = deleted(&audit, "jobs", "after");
+    assert!(after_gone > audit.ready("Job", "after"), "{audit}");
+    // The templated CRD stays: Argo CD never deletes a CRD.
+    assert!(
+        ns.get("customresourcedefinition", &crd_name).is_some(),
+        "{out}"
+    );
+    assert!(ns.get("job", "after").is_none() && ns.get("configmap", "zero").is_none());
+}
