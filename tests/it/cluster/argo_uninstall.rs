@@ -143,3 +143,150 @@ spec:
     );
     assert!(ns.get("job", "after").is_none() && ns.get("configmap", "zero").is_none());
 }
+
+/// A Job of `image` named by `name:` or, with `generated`, only by `generateName: name-`.
+fn hook_job(name: &str, generated: bool, image: &str, annotations: &str) -> String {
+    let naming = if generated {
+        format!("generateName: {name}-")
+    } else {
+        format!("name: {name}")
+    };
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  {naming}
+  annotations:{annotations}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: 1s}}
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: {image}}}]
+"
+    )
+}
+
+/// The Jobs the server named from `prefix-`.
+fn jobs_from(ns: &Ns, prefix: &str) -> Vec<String> {
+    let (code, out, err) = ns.kubectl(&["get", "jobs", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: serde_json::Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|j| j["metadata"]["name"].as_str())
+        .filter(|n| {
+            n.strip_prefix(&format!("{prefix}-"))
+                .is_some_and(|rest| rest.len() == 5)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A failed `PreDelete` hook stops the deletion before anything is deleted (Argo CD's
+/// `executeHooks` returns an error and the application stays), and the failed hook is deleted
+/// so that the next attempt creates it anew; the release stays, to be uninstalled again.
+#[test]
+fn argo_uninstall_stops_before_any_deletion_when_a_pre_delete_hook_fails() {
+    let Some(ns) = Ns::new("argo-predelete-fails") else {
+        return;
+    };
+    let text = stream(&[
+        ("app.yaml", config_map("app", "")),
+        (
+            "before.yaml",
+            hook_job(
+                "before",
+                false,
+                "chartseq.invalid/fail:1",
+                "\n    argocd.argoproj.io/hook: PreDelete",
+            ),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    ok(ns.chartseq(&["apply", &path, "--dialect", "argo", "--release", "shop"]));
+    let (code, out, err) = ns.chartseq(&["uninstall", "shop", "--timeout", "1m"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("Job/before"), "{err}");
+    let audit = ns.audit();
+    assert!(audit.written("Job", "before"), "{audit}");
+    assert!(ns.get("configmap", "app").is_some(), "{audit}");
+    assert_eq!(
+        audit.deletions(),
+        ["jobs/before"],
+        "only the failed hook is deleted:\n{audit}"
+    );
+    assert!(ns.get("job", "before").is_none());
+    let (_, release) = ns
+        .stored_release("Secret", "shop", 1)
+        .expect("the release stays");
+    assert_eq!(release["info"]["status"], "uninstalling", "{release}");
+}
+
+/// Hooks named by `generateName`: the object a `PreDelete` hook created goes with its wave
+/// (wave 1 here, before the wave-0 `ConfigMap`), as Argo CD's cascade deletes every live
+/// object; a `PostDelete` hook without a delete policy stays once it ran (`hook.DeletePolicies`
+/// gives `BeforeHookCreation`, which `cleanupHooks` does not act on), one with
+/// `HookSucceeded` is deleted.
+#[test]
+fn argo_uninstall_deletes_generated_pre_delete_hooks_by_wave_and_keeps_post_delete_ones_by_policy()
+{
+    let Some(ns) = Ns::new("argo-generated-delete") else {
+        return;
+    };
+    let text = stream(&[
+        ("app.yaml", config_map("app", "")),
+        (
+            "before.yaml",
+            hook_job(
+                "before",
+                true,
+                "app:1",
+                "\n    argocd.argoproj.io/hook: PreDelete\n    argocd.argoproj.io/sync-wave: \"1\"",
+            ),
+        ),
+        (
+            "stays.yaml",
+            hook_job(
+                "stays",
+                true,
+                "app:1",
+                "\n    argocd.argoproj.io/hook: PostDelete",
+            ),
+        ),
+        (
+            "goes.yaml",
+            hook_job(
+                "goes",
+                true,
+                "app:1",
+                "\n    argocd.argoproj.io/hook: PostDelete\n    argocd.argoproj.io/hook-delete-policy: HookSucceeded",
+            ),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    ok(ns.chartseq(&["apply", &path, "--dialect", "argo", "--release", "shop"]));
+    let out = ok(ns.chartseq(&["uninstall", "shop", "--timeout", "2m"]));
+    let audit = ns.audit();
+    let deletions = audit.deletions();
+    let before = deletions
+        .iter()
+        .position(|d| d.starts_with("jobs/before-"))
+        .unwrap_or_else(|| panic!("the PreDelete hook's object is deleted: {out}\n{audit}"));
+    let app = deletions
+        .iter()
+        .position(|d| d == "configmaps/app")
+        .unwrap_or_else(|| panic!("app is deleted: {audit}"));
+    assert!(before < app, "wave 1 before wave 0: {deletions:?}");
+    assert!(jobs_from(&ns, "before").is_empty(), "{out}");
+    assert_eq!(jobs_from(&ns, "stays").len(), 1, "{out}\n{audit}");
+    assert!(jobs_from(&ns, "goes").is_empty(), "{out}\n{audit}");
+    assert!(
+        deletions.iter().any(|d| d.starts_with("jobs/goes-")),
+        "{deletions:?}"
+    );
+}
