@@ -6,7 +6,7 @@
 use super::{
     BTreeSet, DeletePolicy, Event, Goal, Record, RunError, Runner, StepResult, Target, lock,
 };
-use crate::apply::ownership::Decision;
+use crate::apply::ownership::{self, Decision};
 
 impl Runner {
     /// Creates the delete hooks of one type (`PreDelete`, `PostDelete`) together and waits
@@ -104,10 +104,25 @@ impl Runner {
             .collect();
         let installed: Vec<usize> = installed.into_iter().collect();
         for (i, _, _, _, decision) in self.judge_deletions(record, &installed).await? {
-            if matches!(decision, Decision::Owned | Decision::Kept) {
-                self.emit(Event::Kept {
-                    resource: self.label(&record.items[i]),
-                });
+            let item = &record.items[i];
+            let resource = self.label(item);
+            match decision {
+                Decision::Kept => self.emit(Event::Kept { resource }),
+                Decision::Owned if ownership::is_kept(&item.object) => {
+                    self.emit(Event::Kept { resource });
+                }
+                Decision::Owned => {
+                    let why = if item.kind == "CustomResourceDefinition"
+                        && crate::model::kinds::api_group(&item.api_version)
+                            == "apiextensions.k8s.io"
+                    {
+                        "Argo CD never deletes a CRD"
+                    } else {
+                        "argocd.argoproj.io/sync-options: Delete=false"
+                    };
+                    self.emit(Event::Note(format!("kept {resource}: {why}")));
+                }
+                Decision::Foreign(_) => {}
             }
         }
         Ok(())

@@ -94,7 +94,14 @@ spec:
         "{audit}"
     );
 
-    let out = ok(ns.chartseq(&["uninstall", "shop", "--timeout", "2m"]));
+    let (code, out, err) = ns.chartseq(&["uninstall", "shop", "--timeout", "2m"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        format!("{out}{err}").contains(&format!(
+            "kept CustomResourceDefinition/{crd_name}: Argo CD never deletes a CRD"
+        )),
+        "{out}\n{err}"
+    );
     let audit = ns.audit();
     let cascade: Vec<String> = audit
         .deletions()
