@@ -109,9 +109,9 @@ pub(super) fn write(
     // and what its annotations keep.
     let argo_uninstall = uninstall && plan.dialect == crate::plan::Dialect::Argo;
     let crds = if argo_uninstall {
-        crate::plan::argo::kept_crds(model, plan)
+        Member::Value(docs_json(model, &crate::plan::argo::kept_crds(model, plan)))
     } else {
-        plan.crds.clone()
+        resources(model, &plan.crds)
     };
     top.extend([
         (
@@ -119,7 +119,7 @@ pub(super) fn write(
             Member::Value(json!(if uninstall { "uninstall" } else { "install" })),
         ),
         ("levels", Member::Items(Box::new(levels))),
-        ("crds", Member::Value(docs_json(model, &crds))),
+        ("crds", crds),
         ("hooks", Member::Items(Box::new(hooks))),
         ("steps", Member::Items(Box::new(steps))),
     ]);
