@@ -4,16 +4,18 @@
 //! once everything is gone, then each kind of hook cleaned up by its delete policy.
 
 use super::{
-    BTreeSet, DeletePolicy, Event, Goal, Record, RunError, Runner, StepResult, Target, lock,
+    BTreeSet, DeletePolicy, Event, Goal, Kind, Record, RunError, Runner, StepResult, Target, lock,
 };
 use crate::apply::ownership::{self, Decision};
 
 impl Runner {
     /// Creates the delete hooks of one type (`PreDelete`, `PostDelete`) together and waits
-    /// for every one to be healthy by Argo CD's check of its kind (`executeHooks`). A hook that
-    /// fails stops the uninstall, as it stops Argo CD's deletion; the hooks of the run are
-    /// deleted then, so that the next attempt creates them anew (Argo CD deletes its failed
-    /// hooks "to allow retry").
+    /// for every one to be healthy by Argo CD's check of its kind (`executeHooks`). A hook of
+    /// this release already there (one a sync ran and left, a `PreSync` hook with Helm's
+    /// `pre-delete` too) is not created again, only judged, as Argo CD skips a hook it finds
+    /// live. A hook that fails stops the uninstall, as it stops Argo CD's deletion; the hooks
+    /// of the run are deleted then, so that the next attempt creates them anew (Argo CD
+    /// deletes its failed hooks "to allow retry").
     pub async fn argo_delete_hooks(
         &self,
         record: &Record,
@@ -23,21 +25,84 @@ impl Runner {
         if hooks.is_empty() {
             return Ok(());
         }
-        let result = self.run_unit(record, label, hooks, None).await;
+        let named: Vec<usize> = hooks
+            .iter()
+            .copied()
+            .filter(|&i| !super::is_generated(&record.items[i].object))
+            .collect();
+        let live: Vec<(usize, Kind, Option<String>)> = self
+            .judge_deletions(record, &named)
+            .await?
+            .into_iter()
+            .filter(|(.., decision)| matches!(decision, Decision::Owned | Decision::Kept))
+            .map(|(i, kind, ns, _, _)| (i, kind, ns))
+            .collect();
+        let missing: Vec<usize> = hooks
+            .iter()
+            .copied()
+            .filter(|i| !live.iter().any(|(j, ..)| j == i))
+            .collect();
+        let mut result = if missing.is_empty() {
+            Ok(())
+        } else {
+            self.run_unit(record, label, &missing, None).await
+        };
+        if result.is_ok() && !live.is_empty() {
+            result = self.judge_live_hooks(record, &live, label).await;
+        }
         match result {
             Ok(()) | Err(RunError::Interrupted) => result,
             Err(e) => {
-                let named: Vec<usize> = hooks
-                    .iter()
-                    .copied()
-                    .filter(|&i| !super::is_generated(&record.items[i].object))
-                    .collect();
                 // Best effort: the uninstall has failed already.
                 let _ = self.delete_and_wait(record, &named, label, false).await;
                 let _ = self.delete_created(record, hooks, label).await;
                 Err(e)
             }
         }
+    }
+
+    /// Waits for delete hooks found live to be healthy by their recorded wait, without
+    /// sending them.
+    async fn judge_live_hooks(
+        &self,
+        record: &Record,
+        live: &[(usize, Kind, Option<String>)],
+        label: &str,
+    ) -> Result<(), RunError> {
+        let step = format!("{label} (already there)");
+        self.emit(Event::Started {
+            step: step.clone(),
+            resources: live.len(),
+            verb: "wait",
+            objects: live
+                .iter()
+                .map(|(i, ..)| record.items[*i].short())
+                .collect(),
+        });
+        let started = std::time::Instant::now();
+        let mut targets = Vec::with_capacity(live.len());
+        for (i, kind, ns) in live {
+            let item = &record.items[*i];
+            let readiness =
+                crate::apply::judge::readiness_for(record.wait_of(*i), self.settings.wait_for_jobs)
+                    .map_err(|message| RunError::Cluster {
+                        resource: Some(self.label(item)),
+                        error: crate::apply::cluster::ClusterError::other(message),
+                    })?;
+            if let Some(readiness) = readiness {
+                targets.push(Target {
+                    kind: kind.clone(),
+                    namespace: ns.clone(),
+                    name: item.name.clone(),
+                    readiness: Some(std::sync::Arc::new(readiness)),
+                    goal: Goal::Ready,
+                    uid: None,
+                    track: None,
+                });
+            }
+        }
+        let result = self.wait(&step, &targets).await;
+        self.finish(&step, live.len(), started.elapsed(), result)
     }
 
     /// Argo CD's cleanup of one type of delete hook once its deletion is done

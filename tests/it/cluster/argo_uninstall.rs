@@ -297,3 +297,36 @@ fn argo_uninstall_deletes_generated_pre_delete_hooks_by_wave_and_keeps_post_dele
         "{deletions:?}"
     );
 }
+
+/// A hook that is Helm's `pre-install` and `pre-delete` at once is Argo CD's `PreSync` hook and
+/// its `PreDelete` hook (`isHookOfType` reads `helm.sh/hook` on its own): the sync runs it and,
+/// with no delete policy, leaves it; the deletion finds it live, so it does not run it again
+/// (`executeHooks` creates only the hooks it does not find), judges it healthy, and the cascade
+/// deletes it with its wave. Written once, deleted once.
+#[test]
+fn argo_uninstall_does_not_run_again_a_delete_hook_the_sync_left() {
+    let Some(ns) = Ns::new("argo-hook-left") else {
+        return;
+    };
+    let text = stream(&[
+        ("app.yaml", config_map("app", "")),
+        (
+            "both.yaml",
+            job("both", "\n    helm.sh/hook: pre-install,pre-delete"),
+        ),
+    ]);
+    let path = ns.file("stream.yaml", &text);
+    ok(ns.chartseq(&["apply", &path, "--dialect", "argo", "--release", "shop"]));
+    assert!(ns.get("job", "both").is_some(), "the sync leaves it");
+    let (code, out, err) = ns.chartseq(&["uninstall", "shop", "--timeout", "1m"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        format!("{out}{err}").contains("PreDelete hooks (already there): waiting for 1 resource"),
+        "{out}\n{err}"
+    );
+    let audit = ns.audit();
+    let writes = audit.count("create", "Job", "both") + audit.count("patch", "Job", "both");
+    assert_eq!(writes, 1, "{audit}");
+    assert_eq!(audit.count("delete", "Job", "both"), 1, "{audit}");
+    assert!(ns.get("job", "both").is_none() && ns.get("configmap", "app").is_none());
+}
