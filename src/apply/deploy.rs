@@ -25,6 +25,7 @@ use crate::model::kinds::install_rank;
 use crate::plan::{Dialect, Wait};
 use crate::readiness::Readiness;
 
+mod argo;
 mod delete;
 mod external;
 mod generated;
@@ -973,6 +974,7 @@ mod tests {
             waits: std::collections::BTreeMap::new(),
             external: std::collections::BTreeMap::new(),
             uninstall: None,
+            delete_hooks: None,
             items,
             crds: Vec::new(),
             hooks,

@@ -602,8 +602,9 @@ async fn rollback_inner(ctx: &Context, namespace: &str, name: &str, revision: u3
 }
 
 /// Uninstalls: pre-delete hooks, then the recorded uninstall order of the dialect's tool or
-/// else the recorded plan in exact reverse order (each step waited gone), then what earlier unfinished revisions left, then post-delete hooks, then
-/// the release records. Only objects the release owns are deleted; `keep` ones stay.
+/// else the recorded plan in exact reverse order (each step waited gone), then what earlier
+/// unfinished revisions left, then post-delete hooks (Argo CD's own delete hooks for a release
+/// applied in its order), then the release records. Only objects the release owns are deleted; `keep` ones stay.
 pub async fn uninstall(ctx: &Context, namespace: &str, name: &str) -> Outcome {
     check_release_namespace(namespace)?;
     let (history, _) = ctx.history(namespace, name).await?;
@@ -651,23 +652,54 @@ async fn uninstall_objects(
     latest: &Record,
     dry_run: bool,
 ) -> Result<(), RunError> {
+    if let Some(hooks) = &latest.delete_hooks {
+        return uninstall_argo(runner, history, latest, hooks, dry_run).await;
+    }
     if !dry_run {
         runner.hooks(latest, "pre-delete").await?;
     }
-    let without_hooks: BTreeSet<usize> = (0..latest.items.len())
-        .filter(|i| !latest.hooks.contains(i))
-        .collect();
     // The dialect tool's own order when it recorded one (its steps may hold hooks, deleted
     // there as its tool deletes them; each step waits only for the steps its `after` names),
     // else the exact reverse.
     if let Some(own) = &latest.uninstall {
         runner.delete_ordered(latest, own).await?;
     } else {
-        let steps = deploy::reverse_steps(latest, Some(&without_hooks));
-        runner.delete_steps(latest, &steps).await?;
+        runner.delete_steps(latest, &own_or_reverse(latest)).await?;
     }
-    // Revisions since the last deployed one may hold objects the latest does not (a failed
-    // or interrupted upgrade stops before pruning).
+    delete_unfinished(runner, history, latest).await?;
+    if !dry_run {
+        runner.hooks(latest, "post-delete").await?;
+    }
+    let hooks: BTreeSet<usize> = latest.hooks.iter().copied().collect();
+    runner
+        .delete_steps(latest, &deploy::reverse_steps(latest, Some(&hooks)))
+        .await?;
+    runner.delete_generated_leftovers(latest, &[]).await
+}
+
+/// The dialect tool's own uninstall order when it recorded one (its steps may hold hooks,
+/// deleted there as its tool deletes them), else the exact reverse without the hooks.
+fn own_or_reverse(latest: &Record) -> Vec<(String, Vec<usize>)> {
+    if let Some(own) = &latest.uninstall {
+        return own
+            .iter()
+            .map(|s| (s.label.clone(), s.resources.clone()))
+            .filter(|(_, r)| !r.is_empty())
+            .collect();
+    }
+    let without_hooks: BTreeSet<usize> = (0..latest.items.len())
+        .filter(|i| !latest.hooks.contains(i))
+        .collect();
+    deploy::reverse_steps(latest, Some(&without_hooks))
+}
+
+/// Revisions since the last deployed one may hold objects the latest does not (a failed or
+/// interrupted upgrade stops before pruning): deleted in reverse.
+async fn delete_unfinished(
+    runner: &Runner,
+    history: &[Record],
+    latest: &Record,
+) -> Result<(), RunError> {
     for old in since_deployed(history)
         .iter()
         .rev()
@@ -677,14 +709,48 @@ async fn uninstall_objects(
         let steps = deploy::reverse_steps(old, Some(&gone));
         runner.delete_steps(old, &steps).await?;
     }
+    Ok(())
+}
+
+/// Argo CD's deletion of an application (argo-cd 37ee009 `controller/appcontroller.go`
+/// `finalizeApplicationDeletion`): the `PreDelete` hooks created and waited healthy; the
+/// cascade, highest wave first, each wave gone before the next (what earlier runs created from
+/// hooks named by `generateName` goes with it, as every live object of the application does);
+/// the `PostDelete` hooks created and waited healthy; then the `PreDelete`, then the
+/// `PostDelete` hooks still there deleted when their policy says `HookSucceeded`. Helm's
+/// `pre-delete`/`post-delete` hooks are Argo CD's delete hooks here, run once, its way; Helm
+/// hooks Argo CD never runs (`test`, rollback) were never created and are not touched.
+async fn uninstall_argo(
+    runner: &Runner,
+    history: &[Record],
+    latest: &Record,
+    hooks: &release::DeleteHooks,
+    dry_run: bool,
+) -> Result<(), RunError> {
     if !dry_run {
-        runner.hooks(latest, "post-delete").await?;
+        runner
+            .argo_delete_hooks(latest, &hooks.pre, "PreDelete hooks")
+            .await?;
     }
-    let hooks: BTreeSet<usize> = latest.hooks.iter().copied().collect();
+    let cascade = own_or_reverse(latest);
+    runner.argo_report_kept(latest, &cascade).await?;
+    runner.argo_cascade(latest, &cascade).await?;
+    delete_unfinished(runner, history, latest).await?;
     runner
-        .delete_steps(latest, &deploy::reverse_steps(latest, Some(&hooks)))
+        .delete_generated_leftovers(latest, &hooks.post)
         .await?;
-    runner.delete_generated_leftovers(latest).await
+    if !dry_run {
+        runner
+            .argo_delete_hooks(latest, &hooks.post, "PostDelete hooks")
+            .await?;
+        runner
+            .argo_cleanup_hooks(latest, &hooks.pre, "PreDelete hooks")
+            .await?;
+        runner
+            .argo_cleanup_hooks(latest, &hooks.post, "PostDelete hooks")
+            .await?;
+    }
+    Ok(())
 }
 
 /// Every readable revision of a release, oldest first, and the storage objects that could

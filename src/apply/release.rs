@@ -140,9 +140,24 @@ pub struct Record {
     /// Objects outside the release each item waits to exist before it is applied.
     pub external: BTreeMap<usize, Vec<External>>,
     /// The order the dialect's tool deletes the release in, when it is not the exact reverse
-    /// of `steps` (werf's delete dependencies, Argo CD's waves, KOTS's deletion phases): each
-    /// step deleted and waited gone in turn. `None`: the exact reverse.
+    /// of `steps` (werf's delete dependencies, Argo CD's waves, KOTS's deletion phases, kapp's
+    /// delete rules): each step deleted once the steps its `after` names are gone, and waited
+    /// gone where a later step names it (else at the end). `None`: the exact reverse.
     pub uninstall: Option<Vec<RecordedStep>>,
+    /// Argo CD's delete hooks (by index into `items`), for a release applied in its order:
+    /// `PreDelete` ones run before the uninstall deletes anything, `PostDelete` ones once
+    /// everything is gone, each waited healthy by Argo CD's check, in place of Helm's
+    /// `pre-delete`/`post-delete` events. `None`: Helm's events run them.
+    pub delete_hooks: Option<DeleteHooks>,
+}
+
+/// The delete hooks of a release applied in Argo CD's order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteHooks {
+    /// `argocd.argoproj.io/hook: PreDelete` or Helm's `pre-delete`, in input order.
+    pub pre: Vec<usize>,
+    /// `argocd.argoproj.io/hook: PostDelete` or Helm's `post-delete`, in input order.
+    pub post: Vec<usize>,
 }
 
 /// What Helm's listings print for a revision that records no chart.
@@ -241,6 +256,10 @@ impl Record {
         for s in self.uninstall.iter_mut().flatten() {
             remap(&mut s.resources);
         }
+        if let Some(hooks) = &mut self.delete_hooks {
+            remap(&mut hooks.pre);
+            remap(&mut hooks.post);
+        }
         self.waits = std::mem::take(&mut self.waits)
             .into_iter()
             .map(|(i, w)| (new_index[i], w))
@@ -324,6 +343,9 @@ impl Record {
                 own["external"] = json!(self.external.iter().collect::<Vec<_>>());
                 if let Some(uninstall) = &self.uninstall {
                     own["uninstall"] = json!(uninstall);
+                }
+                if let Some(hooks) = &self.delete_hooks {
+                    own["delete_hooks"] = json!(hooks);
                 }
             }
             if let Some(report) = &self.report {
@@ -418,6 +440,16 @@ impl Record {
                     serde_json::from_value::<Vec<RecordedStep>>(o["uninstall"].clone())
                         .ok()
                         .filter(|steps| deletes_fit(&record, steps));
+                record.delete_hooks =
+                    serde_json::from_value::<DeleteHooks>(o["delete_hooks"].clone())
+                        .ok()
+                        .filter(|hooks| {
+                            hooks
+                                .pre
+                                .iter()
+                                .chain(&hooks.post)
+                                .all(|&i| i < n && !record.crds.contains(&i))
+                        });
                 record.dialect = Some(dialect);
             }
         }
@@ -679,6 +711,7 @@ fn from_model(
         waits: BTreeMap::new(),
         external: BTreeMap::new(),
         uninstall: None,
+        delete_hooks: None,
     };
     if let Some(plan) = plan.filter(|p| p.dialect.release_wide()) {
         record.dialect = Some(plan.dialect);
@@ -710,6 +743,23 @@ fn from_model(
                 })
                 .collect()
         });
+        if plan.dialect == Dialect::Argo {
+            use crate::model::argo::HookType;
+            let hooks = |t| pick(&crate::plan::argo::delete_hooks(model, t));
+            let hooks = DeleteHooks {
+                pre: hooks(HookType::PreDelete),
+                post: hooks(HookType::PostDelete),
+            };
+            // Waited healthy as Argo CD judges them, whatever HIP-0025 would say.
+            for (doc, &i) in &by_doc {
+                if hooks.pre.contains(&i) || hooks.post.contains(&i) {
+                    record
+                        .waits
+                        .insert(i, crate::plan::argo::delete_hook_wait(model, *doc));
+                }
+            }
+            record.delete_hooks = Some(hooks);
+        }
     }
     record.normalize(by_plan);
     Ok(record)
@@ -971,6 +1021,57 @@ metadata:
         assert!(!again.plan_recorded);
         assert_eq!(again.steps, r.steps);
         assert_eq!(again.steps[1].after, [0]);
+    }
+
+    /// A release applied in Argo CD's order records its cascade (waves, highest first, no CRD,
+    /// nothing `Delete=false` or `keep`) and its delete hooks, waited healthy by Argo CD's Job
+    /// check; both read back from the release, so uninstall never needs today's chart.
+    #[test]
+    fn an_argo_release_records_its_cascade_and_delete_hooks() {
+        let model = crate::model::load_stream(
+            "s",
+            std::fs::read("fixtures/dialects/argo/delete-hooks.yaml").expect("the fixture"),
+            crate::parse::Limits::default(),
+        );
+        let mut plan = crate::plan::plan_in(&model, Dialect::Argo).expect("plans");
+        crate::plan::with_uninstall(&model, &mut plan).expect("an uninstall order");
+        let mut r = record_from_plan(&model, &plan, "shop", "default").expect("records");
+        r.revision = 1;
+        let Value::Object(json) = r.to_json() else {
+            panic!("an object")
+        };
+        let back = Record::from_json(json, BTreeMap::new()).expect("reads");
+        let names = |v: &[usize]| -> Vec<String> {
+            v.iter().map(|&i| back.items[i].name.clone()).collect()
+        };
+        let hooks = back.delete_hooks.clone().expect("delete hooks recorded");
+        assert_eq!(names(&hooks.pre), ["before-delete"]);
+        assert_eq!(names(&hooks.post), ["after-delete"]);
+        for &i in hooks.pre.iter().chain(&hooks.post) {
+            assert_eq!(back.wait_of(i), &Wait::ArgoHook);
+        }
+        let cascade: Vec<(String, Vec<String>)> = back
+            .uninstall
+            .clone()
+            .expect("the cascade recorded")
+            .iter()
+            .map(|s| (s.label.clone(), names(&s.resources)))
+            .collect();
+        let step = |label: &str, names: &[&str]| {
+            (
+                label.to_owned(),
+                names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(
+            cascade,
+            [
+                step("delete:wave=2", &["frontend", "frontend"]),
+                step("delete:wave=1", &["backend", "migrate"]),
+                step("delete:wave=0", &["before-delete", "config"]),
+            ]
+        );
+        assert_eq!(back.to_json(), r.to_json());
     }
 
     /// A revision helm wrote whose manifest cannot be planned (a cycle) keeps Helm's hook

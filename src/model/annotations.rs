@@ -14,6 +14,7 @@ pub const DEPENDS_ON_SUBCHARTS: &str = "helm.sh/depends-on/subcharts";
 pub const HOOK: &str = "helm.sh/hook";
 pub const HOOK_WEIGHT: &str = "helm.sh/hook-weight";
 pub const HOOK_DELETE_POLICY: &str = "helm.sh/hook-delete-policy";
+pub const RESOURCE_POLICY: &str = "helm.sh/resource-policy";
 
 /// A value with where it was written.
 #[derive(Clone, Debug, PartialEq)]

@@ -20,6 +20,28 @@ use crate::source::Loc;
 pub const SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
 pub const ARGO_HOOK: &str = "argocd.argoproj.io/hook";
 pub const ARGO_HOOK_DELETE_POLICY: &str = "argocd.argoproj.io/hook-delete-policy";
+pub const SYNC_OPTIONS: &str = "argocd.argoproj.io/sync-options";
+
+/// Why Argo CD's cascade deletion leaves an object in place (`shouldBeDeleted` in
+/// `controller/appcontroller.go`), besides being a CRD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptOnDelete {
+    /// `argocd.argoproj.io/sync-options` whose first `Delete=` item is `Delete=false`.
+    DeleteFalse,
+    /// `helm.sh/resource-policy` with the item `keep` (exact, as Argo CD compares it).
+    ResourcePolicyKeep,
+}
+
+impl KeptOnDelete {
+    /// The annotation that keeps it, as written.
+    #[must_use]
+    pub fn written(self) -> &'static str {
+        match self {
+            Self::DeleteFalse => "argocd.argoproj.io/sync-options: Delete=false",
+            Self::ResourcePolicyKeep => "helm.sh/resource-policy: keep",
+        }
+    }
+}
 
 /// When Argo CD deletes a hook (`common.HookDeletePolicy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,6 +173,13 @@ pub struct Argo {
     /// The namespace Argo CD syncs the object in, once its destination namespace is known
     /// (`-n`, [`settle`]); `None` without one (the written namespace stands).
     pub namespace: Option<String>,
+    /// The delete hooks the application controller runs it as, `PreDelete` before
+    /// `PostDelete` (`isHookOfType` in `controller/hook.go`: `argocd.argoproj.io/hook` or
+    /// `helm.sh/hook` names the type, each read on its own, so a `PreSync` hook with Helm's
+    /// `pre-delete` is a `PreDelete` hook too).
+    pub delete_hooks: Vec<HookType>,
+    /// Why the cascade deletion leaves it in place, if it does.
+    pub kept_on_delete: Option<KeptOnDelete>,
 }
 
 /// The `argocd.argoproj.io/hook` annotation.
@@ -204,6 +233,33 @@ impl Argo {
         if delete_policies.is_empty() {
             delete_policies.push(DeletePolicy::BeforeHookCreation);
         }
+        // `isHookOfType`: either key, split on `,`, items trimmed, compared exactly.
+        let names = |key: &str, name: &str| {
+            find(key).is_some_and(|(raw, _)| raw.split(',').any(|item| item.trim() == name))
+        };
+        let delete_hooks = [
+            (HookType::PreDelete, "PreDelete", "pre-delete"),
+            (HookType::PostDelete, "PostDelete", "post-delete"),
+        ]
+        .into_iter()
+        .filter(|(_, argo, helm)| names(ARGO_HOOK, argo) || names(HOOK, helm))
+        .map(|(t, _, _)| t)
+        .collect();
+        // `shouldBeDeleted`: the first `Delete=` option decides; `keep` among Helm's policies.
+        let delete_option = find(SYNC_OPTIONS).and_then(|(raw, _)| {
+            csv(raw)
+                .into_iter()
+                .find_map(|item| item.strip_prefix("Delete="))
+        });
+        let kept_on_delete = if delete_option == Some("false") {
+            Some(KeptOnDelete::DeleteFalse)
+        } else if find(super::annotations::RESOURCE_POLICY)
+            .is_some_and(|(raw, _)| csv(raw).contains(&"keep"))
+        {
+            Some(KeptOnDelete::ResourcePolicyKeep)
+        } else {
+            None
+        };
         Argo {
             wave,
             hook,
@@ -212,6 +268,8 @@ impl Argo {
             phases,
             delete_policies,
             namespace: None,
+            delete_hooks,
+            kept_on_delete,
         }
     }
 
@@ -397,6 +455,45 @@ mod tests {
         assert_eq!(
             read(&[(ARGO_HOOK_DELETE_POLICY, "Never")]),
             [BeforeHookCreation]
+        );
+    }
+
+    /// argo-cd 37ee009 `controller/hook.go` `isHookOfType`: either key names a delete hook,
+    /// each read on its own (an Argo type does not hide Helm's here); `shouldBeDeleted` keeps
+    /// `Delete=false` (the first `Delete=` option decides) and `keep`, compared exactly.
+    #[test]
+    fn delete_hooks_and_what_the_cascade_keeps() {
+        use HookType::{PostDelete, PreDelete};
+        let read = |pairs: &[(&str, &str)]| {
+            let annotations: Vec<Annotation> = pairs
+                .iter()
+                .zip(1..)
+                .map(|((k, v), at)| ann(k, v, at))
+                .collect();
+            Argo::read(&annotations)
+        };
+        assert_eq!(read(&[(ARGO_HOOK, "PreDelete")]).delete_hooks, [PreDelete]);
+        assert_eq!(read(&[(HOOK, "post-delete")]).delete_hooks, [PostDelete]);
+        assert_eq!(
+            read(&[(ARGO_HOOK, "PreSync"), (HOOK, " pre-delete ,post-delete")]).delete_hooks,
+            [PreDelete, PostDelete]
+        );
+        assert!(read(&[(ARGO_HOOK, "predelete")]).delete_hooks.is_empty());
+        assert!(read(&[(HOOK, "PreDelete")]).delete_hooks.is_empty());
+        let kept = |pairs: &[(&str, &str)]| read(pairs).kept_on_delete;
+        assert_eq!(
+            kept(&[(SYNC_OPTIONS, "Prune=false, Delete=false")]),
+            Some(KeptOnDelete::DeleteFalse)
+        );
+        assert_eq!(kept(&[(SYNC_OPTIONS, "Delete=true,Delete=false")]), None);
+        assert_eq!(kept(&[(SYNC_OPTIONS, "Delete=False")]), None);
+        assert_eq!(
+            kept(&[(super::super::annotations::RESOURCE_POLICY, "keep")]),
+            Some(KeptOnDelete::ResourcePolicyKeep)
+        );
+        assert_eq!(
+            kept(&[(super::super::annotations::RESOURCE_POLICY, "Keep")]),
+            None
         );
     }
 

@@ -18,8 +18,8 @@
 //! it; a kind argo-cd checks with a built-in Lua script has kstatus standing in (chartseq runs
 //! no Lua); a CRD is waited established (Argo's `ensureCRDReady`).
 
-use crate::model::argo::Phase;
-use crate::model::{Content, DocId, Model};
+use crate::model::argo::{HookType, KeptOnDelete, Phase};
+use crate::model::{Content, DocId, Model, Placement};
 use crate::plan::{Dialect, Plan, PlanError, Step, Wait};
 
 /// Argo CD's `kindOrder` (`sync_tasks.go`): Helm's install order without its first kind
@@ -266,6 +266,133 @@ pub fn analyze(model: &Model) -> (Plan, Vec<crate::plan::PlanIssue>) {
     (plan, issues)
 }
 
+/// The delete hooks of one type (`PreDelete` or `PostDelete`), in input order: what Argo CD's
+/// application controller creates when the application is deleted, before its cascade
+/// (`PreDelete`) or once every object is gone (`PostDelete`), and waits healthy
+/// (`executeHooks` in `controller/hook.go`). Hooks of `crds/` are Helm's: never run.
+#[must_use]
+pub fn delete_hooks(model: &Model, hook: HookType) -> Vec<DocId> {
+    (0..model.documents.len())
+        .filter(|&d| model.documents[d].placement != Placement::Crd)
+        .filter(|&d| object(model, d).is_some_and(|r| r.argo.delete_hooks.contains(&hook)))
+        .collect()
+}
+
+/// How a delete hook is waited for: as a sync hook is ([`health_wait`]), healthy by Argo's
+/// check of its kind (`health.GetResourceHealth`; no check: healthy once created).
+#[must_use]
+pub fn delete_hook_wait(model: &Model, doc: DocId) -> Wait {
+    health_wait(model, doc, true)
+}
+
+/// Whether Argo CD reads the object as a CRD (`kube.IsCRD`): never deleted by its cascade.
+fn is_crd(model: &Model, doc: DocId) -> bool {
+    object(model, doc).is_some_and(|r| {
+        r.id.kind == "CustomResourceDefinition" && r.id.group == "apiextensions.k8s.io"
+    })
+}
+
+/// What Argo CD's cascade deletion would find live and leave in place, in install order:
+/// CRDs (`None`) and the objects its annotations keep. Documents of `crds/` are not listed:
+/// Helm's, never deleted whatever the dialect.
+#[must_use]
+pub fn kept_on_uninstall(model: &Model, plan: &Plan) -> Vec<(DocId, Option<KeptOnDelete>)> {
+    live_on_uninstall(model, plan)
+        .into_iter()
+        .filter(|&d| model.documents[d].placement != Placement::Crd)
+        .filter_map(|d| {
+            let kept = object(model, d)?.argo.kept_on_delete;
+            (is_crd(model, d) || kept.is_some()).then_some((d, kept))
+        })
+        .collect()
+}
+
+/// The CRDs an uninstall leaves: the templated ones Argo CD's cascade finds live and never
+/// deletes, then the documents of `crds/` (Helm's, never deleted whatever the dialect).
+#[must_use]
+pub fn kept_crds(model: &Model, plan: &Plan) -> Vec<DocId> {
+    kept_on_uninstall(model, plan)
+        .into_iter()
+        .filter(|(_, why)| why.is_none())
+        .map(|(d, _)| d)
+        .chain(
+            (0..model.documents.len())
+                .filter(|&d| model.documents[d].placement == Placement::Crd)
+                .filter(|&d| model.resource(d).is_some()),
+        )
+        .collect()
+}
+
+/// Every object live when the cascade starts, in install order, each once: what the sync
+/// applied (hooks whose delete policy removed them are simply not found), then the
+/// `PreDelete` hooks just run.
+fn live_on_uninstall(model: &Model, plan: &Plan) -> Vec<DocId> {
+    let mut seen = std::collections::BTreeSet::new();
+    plan.crds
+        .iter()
+        .chain(
+            plan.steps
+                .iter()
+                .filter(|s| s.group.is_some())
+                .flat_map(|s| s.resources.iter()),
+        )
+        .copied()
+        .chain(delete_hooks(model, HookType::PreDelete))
+        .filter(|&d| object(model, d).is_some() && seen.insert(d))
+        .collect()
+}
+
+/// The step name of a wave of the cascade deletion.
+#[must_use]
+pub fn delete_step_name(wave: i64) -> String {
+    format!("delete:wave={wave}")
+}
+
+/// Argo CD's cascade deletion (`finalizeApplicationDeletion` in `controller/appcontroller.go`):
+/// of every live object of the application except CRDs and those marked `Delete=false` or
+/// `helm.sh/resource-policy: keep` (`shouldBeDeleted`), the objects of the highest sync wave
+/// are deleted together, all phases and hooks alike (`FilterObjectsForDeletion` in
+/// `controller/sort_delete.go`); once none of them is left, the next lower wave. One step per
+/// wave, highest first, each after the one before; inside a step, the reverse of install
+/// order. Objects never installed (`Skip`, `SyncFail` hooks, hooks with no sync phase) are
+/// not live, so not deleted; `PreDelete` hooks are, as they are live by then. The delete
+/// hooks themselves run around these steps ([`delete_hooks`]).
+pub fn uninstall(model: &Model, plan: &Plan) -> Result<Vec<Step>, PlanError> {
+    let live = live_on_uninstall(model, plan);
+    let kept: std::collections::BTreeSet<DocId> = kept_on_uninstall(model, plan)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    let mut doomed: Vec<(i64, usize, DocId)> = live
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| !kept.contains(d) && !is_crd(model, **d))
+        .filter(|(_, d)| model.documents[**d].placement != Placement::Crd)
+        .filter_map(|(at, &d)| Some((object(model, d)?.argo.wave.value, at, d)))
+        .collect();
+    // Highest wave first; inside a wave, the reverse of install order.
+    doomed.sort_by(|a, b| b.cmp(a));
+    let mut steps: Vec<Step> = Vec::new();
+    let mut wave = None;
+    for (w, _, d) in doomed {
+        if wave == Some(w) {
+            if let Some(step) = steps.last_mut() {
+                step.resources.push(d);
+            }
+            continue;
+        }
+        wave = Some(w);
+        let after = steps.len().checked_sub(1).into_iter().collect();
+        steps.push(Step {
+            chart: 0,
+            group: Some(delete_step_name(w)),
+            resources: vec![d],
+            after,
+        });
+    }
+    Ok(steps)
+}
+
 type Key = fn(&Model, &Task) -> Option<String>;
 
 /// `syncTasks.adjustDeps`: a dependency (Namespace, CRD) sorted after the first task that
@@ -296,6 +423,138 @@ fn adjust_deps(model: &Model, tasks: &mut [Task], is_dep: Key, find_dep: Key) {
 #[cfg(test)]
 mod tests {
     use super::KIND_ORDER;
+    use crate::model::argo::HookType;
+
+    /// Pods with the given sync waves, named by position, as argo-cd's own test builds them.
+    fn pods(waves: &[&str]) -> crate::model::Model {
+        use std::fmt::Write as _;
+        let mut stream = String::new();
+        for (i, w) in waves.iter().enumerate() {
+            let _ = write!(
+                stream,
+                "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i}\n  annotations: {{argocd.argoproj.io/sync-wave: \"{w}\"}}\n"
+            );
+        }
+        crate::model::load_stream("s", stream.into_bytes(), crate::parse::Limits::default())
+    }
+
+    fn cascade(model: &crate::model::Model) -> Vec<(String, Vec<String>)> {
+        let plan = super::plan(model).expect("a plan");
+        super::uninstall(model, &plan)
+            .expect("an uninstall order")
+            .into_iter()
+            .map(|s| {
+                let names = s
+                    .resources
+                    .iter()
+                    .map(|&d| {
+                        model
+                            .resource(d)
+                            .map(|r| r.id.name.clone())
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                (s.group.unwrap_or_default(), names)
+            })
+            .collect()
+    }
+
+    /// argo-cd 37ee009 `controller/sort_delete_test.go` `TestFilterObjectsForDeletion`: of
+    /// pods in waves 1, 5, 7, 7, 4 the two of wave 7 go first; of 1, 5, 2, 2, 4 the one of
+    /// wave 5; a single object goes alone; nothing, nothing. Each later wave goes once the
+    /// one before is gone (`finalizeApplicationDeletion` deletes again after each pass).
+    #[test]
+    fn cascade_deletes_the_highest_wave_first_as_argo_cds_own_test() {
+        let steps = cascade(&pods(&["1", "5", "7", "7", "4"]));
+        let first = &steps[0];
+        assert_eq!(first.0, "delete:wave=7");
+        assert_eq!(first.1, ["p3", "p2"]);
+        let waves: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            waves,
+            [
+                "delete:wave=7",
+                "delete:wave=5",
+                "delete:wave=4",
+                "delete:wave=1"
+            ]
+        );
+        let steps = cascade(&pods(&["1", "5", "2", "2", "4"]));
+        assert_eq!(
+            steps[0],
+            ("delete:wave=5".to_owned(), vec!["p1".to_owned()])
+        );
+        assert_eq!(steps.len(), 4);
+        let steps = cascade(&pods(&["1"]));
+        assert_eq!(steps, [("delete:wave=1".to_owned(), vec!["p0".to_owned()])]);
+        assert!(cascade(&pods(&[])).is_empty());
+    }
+
+    /// `shouldBeDeleted` (argo-cd 37ee009 `controller/appcontroller.go`): a CRD, an object
+    /// whose sync options say `Delete=false` and one with `helm.sh/resource-policy: keep` stay;
+    /// hooks still live go in their wave, `PreDelete` hooks included (`isHookOfType` reads
+    /// `argocd.argoproj.io/hook` and `helm.sh/hook` each on its own); objects never applied
+    /// (`Skip`, a `PostDelete` hook) are not deleted.
+    #[test]
+    fn cascade_keeps_crds_delete_false_and_keep_and_deletes_live_hooks() {
+        let model = crate::model::load_stream(
+            "s",
+            std::fs::read("fixtures/dialects/argo/delete-hooks.yaml").expect("the fixture"),
+            crate::parse::Limits::default(),
+        );
+        let steps = cascade(&model);
+        assert_eq!(
+            steps,
+            [
+                (
+                    "delete:wave=2".to_owned(),
+                    vec!["frontend".to_owned(), "frontend".to_owned()]
+                ),
+                (
+                    "delete:wave=1".to_owned(),
+                    vec!["backend".to_owned(), "migrate".to_owned()]
+                ),
+                (
+                    "delete:wave=0".to_owned(),
+                    vec!["before-delete".to_owned(), "config".to_owned()]
+                ),
+            ]
+        );
+        let plan = super::plan(&model).expect("a plan");
+        let name = |d: usize| {
+            model
+                .resource(d)
+                .map(|r| r.id.name.clone())
+                .unwrap_or_default()
+        };
+        let kept: Vec<(String, Option<&str>)> = super::kept_on_uninstall(&model, &plan)
+            .into_iter()
+            .map(|(d, why)| (name(d), why.map(crate::model::argo::KeptOnDelete::written)))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("kept".to_owned(), Some("helm.sh/resource-policy: keep")),
+                ("widgets.example.com".to_owned(), None),
+                (
+                    "stays".to_owned(),
+                    Some("argocd.argoproj.io/sync-options: Delete=false")
+                ),
+            ]
+        );
+        let hooks = |t| -> Vec<String> {
+            super::delete_hooks(&model, t)
+                .into_iter()
+                .map(name)
+                .collect()
+        };
+        assert_eq!(hooks(HookType::PreDelete), ["before-delete"]);
+        assert_eq!(hooks(HookType::PostDelete), ["after-delete"]);
+        // Each step waits for the one before.
+        let own = super::uninstall(&model, &plan).expect("an uninstall order");
+        let after: Vec<Vec<usize>> = own.iter().map(|s| s.after.clone()).collect();
+        assert_eq!(after, [vec![], vec![0], vec![1]]);
+    }
 
     #[test]
     fn kind_order_is_argo_cds_own_list() {

@@ -159,7 +159,7 @@ pub static SYSTEMS: &[System] = &[
         reference_fix: "name a resource Argo CD applies in the same stage, or remove the dependency",
         plan: super::argo::plan,
         analyze: super::argo::analyze,
-        uninstall: None,
+        uninstall: Some(super::argo::uninstall),
     },
     System {
         dialect: Dialect::Kapp,

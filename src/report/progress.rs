@@ -315,10 +315,11 @@ impl Renderer {
 }
 
 fn gerund(verb: &str) -> &'static str {
-    if verb == "delete" {
-        "deleting"
-    } else {
-        "applying"
+    match verb {
+        "delete" => "deleting",
+        // Objects already there, judged only (Argo CD's delete hooks it finds live).
+        "wait" => "waiting for",
+        _ => "applying",
     }
 }
 

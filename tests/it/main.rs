@@ -13,6 +13,7 @@
 mod cli;
 #[cfg(feature = "apply")]
 mod cluster;
+mod dialect_argo_uninstall;
 mod dialect_kapp;
 mod dialect_uninstall;
 mod dialect_werf;

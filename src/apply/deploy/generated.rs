@@ -76,12 +76,17 @@ impl Runner {
     /// `argocd.argoproj.io/sync-options: Delete=false`. The release recorded only their
     /// prefix: an object is one of them when it has the hook's kind and namespace, its name
     /// is the prefix and the five characters the API server appends, and it carries this
-    /// release's ownership marks.
-    pub async fn delete_generated_leftovers(&self, record: &Record) -> Result<(), RunError> {
+    /// release's ownership marks. The items of `spare` are passed over (Argo CD's
+    /// `PostDelete` hooks, which run after its cascade and stay unless their policy says).
+    pub async fn delete_generated_leftovers(
+        &self,
+        record: &Record,
+        spare: &[usize],
+    ) -> Result<(), RunError> {
         const STEP: &str = "generated hooks";
         let mut doomed: Vec<Leftover> = Vec::new();
         for (index, item) in record.items.iter().enumerate() {
-            if !is_generated(&item.object) {
+            if !is_generated(&item.object) || spare.contains(&index) {
                 continue;
             }
             let Some(prefix) = item.object["metadata"]["generateName"].as_str() else {

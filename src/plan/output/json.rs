@@ -105,18 +105,44 @@ pub(super) fn write(
     if plan.dialect != crate::plan::Dialect::Hip {
         top.push(("dialect", Member::Value(json!(plan.dialect.name()))));
     }
+    // Argo CD's deletion: the CRDs it leaves (not what it applies first), its delete hooks,
+    // and what its annotations keep.
+    let argo_uninstall = uninstall && plan.dialect == crate::plan::Dialect::Argo;
+    let crds = if argo_uninstall {
+        Member::Value(docs_json(model, &crate::plan::argo::kept_crds(model, plan)))
+    } else {
+        resources(model, &plan.crds)
+    };
     top.extend([
         (
             "order",
             Member::Value(json!(if uninstall { "uninstall" } else { "install" })),
         ),
         ("levels", Member::Items(Box::new(levels))),
-        ("crds", resources(model, &plan.crds)),
+        ("crds", crds),
         ("hooks", Member::Items(Box::new(hooks))),
         ("steps", Member::Items(Box::new(steps))),
     ]);
     if plan.dialect.release_wide() {
         top.push(("not_installed", resources(model, &plan.not_installed)));
+    }
+    if argo_uninstall {
+        use crate::model::argo::HookType;
+        use crate::plan::argo::{delete_hooks, kept_on_uninstall};
+        top.push((
+            "delete_hooks",
+            Member::Value(json!({
+                "pre": docs_json(model, &delete_hooks(model, HookType::PreDelete)),
+                "post": docs_json(model, &delete_hooks(model, HookType::PostDelete)),
+            })),
+        ));
+        let kept: Vec<Value> = kept_on_uninstall(model, plan)
+            .into_iter()
+            .filter_map(|(d, why)| {
+                Some(json!({"resource": resource_json(model, d), "annotation": why?.written()}))
+            })
+            .collect();
+        top.push(("kept", Member::Value(Value::Array(kept))));
     }
     // Added only when the tool waits for something outside the release.
     if !plan.external.is_empty() {
@@ -184,6 +210,11 @@ fn external_json(object: &External) -> Value {
             "name": object.name,
         }),
     }
+}
+
+/// An array of documents, whole.
+fn docs_json(model: &Model, docs: &[DocId]) -> Value {
+    Value::Array(docs.iter().map(|&d| resource_json(model, d)).collect())
 }
 
 /// An array of documents, streamed.

@@ -369,6 +369,9 @@ fn write_level(
 }
 
 fn write_uninstall(out: &mut dyn Write, view: View, model: &Model, plan: &Plan) -> io::Result<()> {
+    if plan.dialect == crate::plan::Dialect::Argo {
+        return write_argo_uninstall(out, view, model, plan);
+    }
     write_hooks(out, view, model, plan, "pre-delete")?;
     if plan.uninstall.is_some() {
         writeln!(out, "Uninstall order ({}'s own):", plan.dialect.tool())?;
@@ -420,4 +423,76 @@ fn write_uninstall(out: &mut dyn Write, view: View, model: &Model, plan: &Plan) 
         )?;
     }
     Ok(())
+}
+
+/// Argo CD's deletion of an application: its `PreDelete` hooks, its cascade by wave, its
+/// `PostDelete` hooks, and what the cascade leaves in place.
+fn write_argo_uninstall(
+    out: &mut dyn Write,
+    view: View,
+    model: &Model,
+    plan: &Plan,
+) -> io::Result<()> {
+    use crate::model::argo::HookType;
+    use crate::plan::argo;
+    let hooks = |hook| {
+        argo::delete_hooks(model, hook)
+            .into_iter()
+            .map(|d| label(model, d))
+    };
+    write_list(
+        out,
+        view,
+        "PreDelete hooks (created first, each waited healthy)",
+        hooks(HookType::PreDelete),
+    )?;
+    writeln!(
+        out,
+        "Uninstall order (Argo CD's own cascade: highest sync wave first, all phases together, each wave gone before the next):"
+    )?;
+    let steps = plan.uninstall_steps();
+    if steps.is_empty() {
+        writeln!(out, "  (no steps)")?;
+    }
+    for (i, step) in steps.iter().enumerate() {
+        let what = one_line(step.group.as_deref().unwrap_or("not objects"));
+        let resources: Vec<String> = step.resources.iter().map(|&d| label(model, d)).collect();
+        write_items(out, view, "  ", &format!("{}. {what}", i + 1), &resources)?;
+    }
+    write_list(
+        out,
+        view,
+        "PostDelete hooks (created once the cascade is done, each waited healthy)",
+        hooks(HookType::PostDelete),
+    )?;
+    let kept = argo::kept_on_uninstall(model, plan);
+    write_list(
+        out,
+        view,
+        "CRDs (kept: Argo CD never deletes a CRD)",
+        argo::kept_crds(model, plan)
+            .into_iter()
+            .map(|d| label(model, d)),
+    )?;
+    write_list(
+        out,
+        view,
+        "Kept by their annotations",
+        kept.iter()
+            .filter_map(|&(d, why)| Some(format!("{} ({})", label(model, d), why?.written()))),
+    )?;
+    write_list(
+        out,
+        view,
+        "Not deleted (never installed)",
+        plan.not_installed
+            .iter()
+            .filter(|&&d| {
+                model
+                    .resource(d)
+                    .or_else(|| model.generated(d))
+                    .is_none_or(|r| r.argo.delete_hooks.is_empty())
+            })
+            .map(|&d| label(model, d)),
+    )
 }

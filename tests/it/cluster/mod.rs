@@ -9,6 +9,7 @@
 
 mod again;
 mod argo_health;
+mod argo_uninstall;
 mod audit;
 mod corpus;
 mod deploy;
