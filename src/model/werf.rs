@@ -35,6 +35,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::annotations::RESOURCE_POLICY as HELM_RESOURCE_POLICY;
 use super::annotations::{Annotation, HOOK, HOOK_WEIGHT, Rejected, Spanned};
 use crate::parse::Node;
 use crate::source::Loc;
@@ -151,8 +152,9 @@ pub struct Deletion {
     /// werf applies it on uninstall (`werf.io/deploy-on`, else `helm.sh/hook`, names
     /// `pre-delete`, `delete` or `post-delete`): it is not deleted then.
     pub deployed_on_delete: bool,
-    /// `werf.io/resource-policy` holds `keep` or `skip-delete`, or `werf.io/ownership` is
-    /// `anyone`: werf leaves it when it uninstalls, with the annotation that says so.
+    /// `werf.io/resource-policy` (else `helm.sh/resource-policy`) holds `keep` or
+    /// `skip-delete`, or `werf.io/ownership` is `anyone`: werf leaves it when it uninstalls,
+    /// with the annotation that says so (nelm's `ResourcePolicies`).
     pub kept_by: Option<String>,
     /// The manual delete dependencies (`werf.io/delete-dependency-<id>`), by key, when every
     /// one of them is valid; nelm drops them all when one is not (`validateDeleteDependencies`
@@ -413,6 +415,24 @@ const TARGET_PROPERTIES: [&str; 5] = ["group", "version", "kind", "name", "names
 
 /// Reads a `werf.io/deploy-dependency-<id>` value as `validateDeployDependencies` checks it.
 fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), String> {
+    let (state, target) = read_target(value, |text| match text {
+        "present" => Ok(DependencyState::Present),
+        "ready" => Ok(DependencyState::Ready),
+        _ => Err(format!(
+            "using the unknown state `{text}` (werf knows `present` and `ready`)"
+        )),
+    })?;
+    let state = state.ok_or("missing the required `state` property")?;
+    Ok((state, target))
+}
+
+/// Reads a dependency value's properties as nelm's validators check them (its deploy and
+/// delete dependencies share the grammar): not empty, naming a target, every property known
+/// and holding a value. Returns the `state`, read by `state` when written, and the target.
+fn read_target<S>(
+    value: &str,
+    state: impl Fn(&str) -> Result<S, String>,
+) -> Result<(Option<S>, Target), String> {
     if value.is_empty() {
         return Err("empty".into());
     }
@@ -425,26 +445,15 @@ fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), Stri
             "naming no target (none of `kind`, `name`, `namespace`, `group`, `version`)".into(),
         );
     }
-    let mut state = None;
+    let mut read_state = None;
     let mut target = Target::default();
     for (k, v) in &properties {
         let text = match v {
-            Ok(text) if text.is_empty() => return Err(format!("missing a value for `{k}`")),
-            Ok(text) => text.clone(),
-            Err(_) => return Err(format!("missing a value for `{k}`")),
+            Ok(text) if !text.is_empty() => text.clone(),
+            _ => return Err(format!("missing a value for `{k}`")),
         };
         match k.as_str() {
-            "state" => {
-                state = Some(match text.as_str() {
-                    "present" => DependencyState::Present,
-                    "ready" => DependencyState::Ready,
-                    _ => {
-                        return Err(format!(
-                            "using the unknown state `{text}` (werf knows `present` and `ready`)"
-                        ));
-                    }
-                });
-            }
+            "state" => read_state = Some(state(&text)?),
             "group" => target.group = Some(text),
             "version" => target.version = Some(text),
             "kind" => target.kind = Some(text),
@@ -453,8 +462,7 @@ fn read_deploy_dependency(value: &str) -> Result<(DependencyState, Target), Stri
             _ => return Err(format!("using the unknown property `{k}`")),
         }
     }
-    let state = state.ok_or("missing the required `state` property")?;
-    Ok((state, target))
+    Ok((read_state, target))
 }
 
 /// `apiVersion:kind[:namespace]:name`, split as nelm splits it.
@@ -779,12 +787,16 @@ impl Werf {
                 .map(str::trim)
                 .any(|e| matches!(e, "pre-delete" | "delete" | "post-delete"))
         });
-        deletion.kept_by = if find(RESOURCE_POLICY).is_some_and(|p| {
+        // `werf.io/resource-policy` wins over Helm's key when both are written.
+        let policy = find(RESOURCE_POLICY)
+            .map(|p| (RESOURCE_POLICY, p))
+            .or_else(|| find(HELM_RESOURCE_POLICY).map(|p| (HELM_RESOURCE_POLICY, p)));
+        deletion.kept_by = if let Some((key, _)) = policy.filter(|(_, p)| {
             p.split(',')
                 .map(str::trim)
                 .any(|p| matches!(p, "keep" | "skip-delete"))
         }) {
-            Some(RESOURCE_POLICY.to_owned())
+            Some(key.to_owned())
         } else if find(OWNERSHIP) == Some("anyone") {
             Some(OWNERSHIP.to_owned())
         } else {
@@ -840,41 +852,16 @@ impl Werf {
 /// Reads a `werf.io/delete-dependency-<id>` value as `validateDeleteDependencies` checks it:
 /// the target, and whether `state` (which must be `absent`) is written.
 fn read_delete_dependency(value: &str) -> Result<(Target, bool), String> {
-    if value.is_empty() {
-        return Err("empty".into());
-    }
-    let properties = parse_properties(value);
-    if !properties
-        .iter()
-        .any(|(k, _)| TARGET_PROPERTIES.contains(&k.as_str()))
-    {
-        return Err(
-            "naming no target (none of `kind`, `name`, `namespace`, `group`, `version`)".into(),
-        );
-    }
-    let mut state = false;
-    let mut target = Target::default();
-    for (k, v) in &properties {
-        let text = match v {
-            Ok(text) if !text.is_empty() => text.clone(),
-            _ => return Err(format!("missing a value for `{k}`")),
-        };
-        match k.as_str() {
-            "state" if text == "absent" => state = true,
-            "state" => {
-                return Err(format!(
-                    "using the unknown state `{text}` (a delete dependency knows only `absent`)"
-                ));
-            }
-            "group" => target.group = Some(text),
-            "version" => target.version = Some(text),
-            "kind" => target.kind = Some(text),
-            "name" => target.name = Some(text),
-            "namespace" => target.namespace = Some(text),
-            _ => return Err(format!("using the unknown property `{k}`")),
+    let (state, target) = read_target(value, |text| {
+        if text == "absent" {
+            Ok(())
+        } else {
+            Err(format!(
+                "using the unknown state `{text}` (a delete dependency knows only `absent`)"
+            ))
         }
-    }
-    Ok((target, state))
+    })?;
+    Ok((target, state.is_some()))
 }
 
 #[cfg(test)]
