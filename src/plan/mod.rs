@@ -138,6 +138,20 @@ pub enum PlanIssue {
         replacement: String,
         loc: Loc,
     },
+    /// A dialect's value its tool refuses without a word, passing over more than the value
+    /// (nelm drops every delete dependency of an object when one of them is invalid). Only a
+    /// dialect's analysis reports it.
+    IgnoredDialectValue {
+        dialect: Dialect,
+        key: String,
+        value: String,
+        /// Why the tool refuses it (using the unknown state `present`).
+        reason: String,
+        /// What the tool passes over because of it, as a clause (`every delete dependency of
+        /// ConfigMap/first`).
+        ignored: String,
+        loc: Loc,
+    },
     /// A dialect's reference that names nothing its tool can find (a kapp rule's change
     /// group no resource has; a werf dependency matching no resource of its stage; a draft
     /// layer or subchart that is not there). Only a dialect plan reports it.

@@ -58,10 +58,7 @@ type Placed = (Stage, Option<i64>, (String, String, String), DocId);
 /// Plans the release as werf installs it, or every value werf would reject and every cycle.
 pub fn plan(model: &Model) -> Result<Plan, PlanError> {
     let (plan, issues) = analyze(model);
-    let fatal: Vec<PlanIssue> = issues
-        .into_iter()
-        .filter(|i| !matches!(i, PlanIssue::DialectReference { .. }))
-        .collect();
+    let fatal: Vec<PlanIssue> = issues.into_iter().filter(|i| !passed_over(i)).collect();
     if fatal.is_empty() {
         Ok(plan)
     } else {
@@ -84,6 +81,19 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
         match &d.content {
             Content::Empty => plan.comments.push(doc),
             Content::Resource(r) => {
+                if let Some(ignored) = &r.werf.deletion.ignored {
+                    issues.push(PlanIssue::IgnoredDialectValue {
+                        dialect: Dialect::Werf,
+                        key: ignored.key.clone(),
+                        value: ignored.value.clone(),
+                        reason: ignored.reason.clone(),
+                        ignored: format!(
+                            "every delete dependency of {} when it uninstalls the release",
+                            crate::plan::output::label(model, doc)
+                        ),
+                        loc: ignored.loc,
+                    });
+                }
                 for rejected in &r.werf.rejected {
                     issues.push(PlanIssue::InvalidDialectValue {
                         dialect: Dialect::Werf,
@@ -153,12 +163,17 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
             after: terminals,
         });
     }
-    plan.issues = issues
-        .iter()
-        .filter(|i| matches!(i, PlanIssue::DialectReference { .. }))
-        .cloned()
-        .collect();
+    plan.issues = issues.iter().filter(|i| passed_over(i)).cloned().collect();
     (plan, issues)
+}
+
+/// What werf passes over without failing: a dependency that matches nothing in its stage, and
+/// the delete dependencies of an object one of whose values it refuses.
+fn passed_over(issue: &PlanIssue) -> bool {
+    matches!(
+        issue,
+        PlanIssue::DialectReference { .. } | PlanIssue::IgnoredDialectValue { .. }
+    )
 }
 
 /// Plans werf's first stage (CRDs and Namespaces): what has a weight (0, whatever it carries)

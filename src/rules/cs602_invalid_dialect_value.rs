@@ -10,7 +10,9 @@ declare_rule! {
     /// (`state=present|ready` and at least one of `kind`, `name`, `namespace`, `group`,
     /// `version`, none empty, no other property), a `werf.io/delete-dependency-<id>` without
     /// `state` (nelm's validator lets it through and its uninstall then fails reading it: werf
-    /// refuses to uninstall the release), a `<id>.dependency.werf.io` or external
+    /// refuses to uninstall the release) or with a value nelm's `validateDeleteDependencies`
+    /// refuses (then werf silently passes over every delete dependency of that object), a
+    /// `<id>.dependency.werf.io` or external
     /// dependency that is not `apiVersion:kind[:namespace]:name` (or `type/name`), a werf
     /// tracking value nelm's `validateTrack` refuses (`werf.io/fail-mode` other than
     /// `FailWholeDeployProcessImmediately`, `HopeUntilEndOfDeployProcess` or
@@ -84,6 +86,22 @@ fn check(ctx: &Context, sink: &mut Sink) {
                         "`{key}: {value:?}` is not an integer, so {tool} silently uses {replacement} instead"
                     ),
                     "write a quoted integer with no spaces, like `\"5\"`".to_owned(),
+                ),
+                PlanIssue::IgnoredDialectValue {
+                    key,
+                    value,
+                    reason,
+                    ignored,
+                    loc,
+                    ..
+                } => (
+                    key,
+                    value,
+                    loc,
+                    format!(
+                        "`{key}: {value:?}` is {reason}, so {tool} silently passes over {ignored}"
+                    ),
+                    format!("write a value {tool} accepts; see `chartseq explain CS602`"),
                 ),
                 _ => continue,
             };

@@ -338,6 +338,17 @@ fn werf_refuses_to_uninstall_what_nelm_cannot_and_passes_over_what_it_ignores() 
         out.lines().any(|l| l
             == "  1. invalid group uninstall: ConfigMap/first, ConfigMap/second, ConfigMap/third"),
         "{out}"
+    ); // Passed over, and said so, at the value werf refuses.
+    assert!(
+        err.contains("warning[CS602]: werf.io/delete-dependency-bad: \"state=present,kind=ConfigMap,name=third\" is using the unknown state `present` (a delete dependency knows only `absent`); werf passes over every delete dependency of ConfigMap/first when it uninstalls the release"),
+        "{err}"
+    );
+    let (code, out, _) =
+        run(chartseq().args(["lint", path.to_str().expect("UTF-8"), "--format", "json"]));
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("so werf silently passes over every delete dependency of ConfigMap/first when it uninstalls the release"),
+        "{out}"
     );
 }
 

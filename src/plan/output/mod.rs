@@ -308,6 +308,24 @@ pub fn write_refusal_at(
                 )?;
                 writeln!(out, "  --> {}", at(*loc))?;
             }
+            PlanIssue::IgnoredDialectValue {
+                dialect,
+                key,
+                value,
+                reason,
+                ignored,
+                loc,
+            } => {
+                writeln!(
+                    out,
+                    "warning[CS602]: {}: {value:?} is {}; {} passes over {}",
+                    line(key),
+                    line(reason),
+                    dialect.tool(),
+                    line(ignored)
+                )?;
+                writeln!(out, "  --> {}", at(*loc))?;
+            }
             PlanIssue::DialectReference {
                 key,
                 reference,
