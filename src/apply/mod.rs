@@ -662,6 +662,13 @@ async fn uninstall_objects(
     // there as its tool deletes them; each step waits only for the steps its `after` names),
     // else the exact reverse.
     if let Some(own) = &latest.uninstall {
+        let tool = latest
+            .dialect
+            .map_or("its tool", crate::plan::Dialect::tool);
+        let why = |_: &release::Item| format!("{tool}'s uninstall leaves it");
+        runner
+            .report_left(latest, &own_or_reverse(latest), &why)
+            .await?;
         runner.delete_ordered(latest, own).await?;
     } else {
         runner.delete_steps(latest, &own_or_reverse(latest)).await?;

@@ -3,10 +3,8 @@
 //! waited healthy before anything is deleted, its cascade wave by wave, its `PostDelete` hooks
 //! once everything is gone, then each kind of hook cleaned up by its delete policy.
 
-use super::{
-    BTreeSet, DeletePolicy, Event, Goal, Kind, Record, RunError, Runner, StepResult, Target, lock,
-};
-use crate::apply::ownership::{self, Decision};
+use super::{DeletePolicy, Event, Goal, Kind, Record, RunError, Runner, StepResult, Target, lock};
+use crate::apply::ownership::Decision;
 
 impl Runner {
     /// Creates the delete hooks of one type (`PreDelete`, `PostDelete`) together and waits
@@ -152,45 +150,23 @@ impl Runner {
         Ok(())
     }
 
-    /// Reports what Argo CD's cascade leaves in place of what the release installed (a CRD, a
-    /// `Delete=false` or `keep` object: in no step of the recorded cascade), when it is there
-    /// and the release's.
+    /// [`Runner::report_left`] for Argo CD's cascade: a CRD (Argo CD never deletes one), a
+    /// `Delete=false` or `keep` object.
     pub async fn argo_report_kept(
         &self,
         record: &Record,
         cascade: &[(String, Vec<usize>)],
     ) -> Result<(), RunError> {
-        let deleted: BTreeSet<usize> = cascade.iter().flat_map(|s| s.1.iter().copied()).collect();
-        let installed: BTreeSet<usize> = record
-            .steps
-            .iter()
-            .flat_map(|s| s.resources.iter().copied())
-            .filter(|i| !deleted.contains(i) && !super::is_generated(&record.items[*i].object))
-            .collect();
-        let installed: Vec<usize> = installed.into_iter().collect();
-        for (i, _, _, _, decision) in self.judge_deletions(record, &installed).await? {
-            let item = &record.items[i];
-            let resource = self.label(item);
-            match decision {
-                Decision::Kept => self.emit(Event::Kept { resource }),
-                Decision::Owned if ownership::is_kept(&item.object) => {
-                    self.emit(Event::Kept { resource });
-                }
-                Decision::Owned => {
-                    let why = if item.kind == "CustomResourceDefinition"
-                        && crate::model::kinds::api_group(&item.api_version)
-                            == "apiextensions.k8s.io"
-                    {
-                        "Argo CD never deletes a CRD"
-                    } else {
-                        "argocd.argoproj.io/sync-options: Delete=false"
-                    };
-                    self.emit(Event::Note(format!("kept {resource}: {why}")));
-                }
-                Decision::Foreign(_) => {}
+        self.report_left(record, cascade, &|item| {
+            if item.kind == "CustomResourceDefinition"
+                && crate::model::kinds::api_group(&item.api_version) == "apiextensions.k8s.io"
+            {
+                "Argo CD never deletes a CRD".to_owned()
+            } else {
+                "argocd.argoproj.io/sync-options: Delete=false".to_owned()
             }
-        }
-        Ok(())
+        })
+        .await
     }
 
     /// Deletes the objects this run created from `indexes` named by `generateName` and waits

@@ -225,6 +225,41 @@ impl Runner {
         Ok(())
     }
 
+    /// Reports what a tool's own uninstall order leaves in place of what the release
+    /// installed (in no step of `order`), when it is there and the release's: `keep` objects
+    /// as kept, the others with `why` (Argo CD's CRDs and `Delete=false` objects, werf's
+    /// `skip-delete` ones, …).
+    pub async fn report_left(
+        &self,
+        record: &Record,
+        order: &[(String, Vec<usize>)],
+        why: &(dyn Fn(&Item) -> String + Sync),
+    ) -> Result<(), RunError> {
+        let deleted: BTreeSet<usize> = order.iter().flat_map(|s| s.1.iter().copied()).collect();
+        let installed: BTreeSet<usize> = record
+            .steps
+            .iter()
+            .flat_map(|s| s.resources.iter().copied())
+            .filter(|i| !deleted.contains(i) && !super::is_generated(&record.items[*i].object))
+            .collect();
+        let installed: Vec<usize> = installed.into_iter().collect();
+        for (i, _, _, _, decision) in self.judge_deletions(record, &installed).await? {
+            let item = &record.items[i];
+            let resource = self.label(item);
+            match decision {
+                Decision::Kept => self.emit(Event::Kept { resource }),
+                Decision::Owned if crate::apply::ownership::is_kept(&item.object) => {
+                    self.emit(Event::Kept { resource });
+                }
+                Decision::Owned => {
+                    self.emit(Event::Note(format!("kept {resource}: {}", why(item))));
+                }
+                Decision::Foreign(_) => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Deletes a tool's own uninstall order (a record's `uninstall`): steps in list order,
     /// each deleted once every step its `after` names is gone. A step that no later step
     /// names is not waited for before the next one (a KOTS `PersistentVolumeClaim`, a kapp

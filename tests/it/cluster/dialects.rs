@@ -273,8 +273,10 @@ fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
         audit.created("ConfigMap", "db-config").received < db_ready,
         "{audit}"
     );
-    // Uninstall deletes in the reverse of the recorded order (weight 1, then weight 0) and
-    // keeps what is marked keep (weight -1's ConfigMap), saying so.
+    // Uninstall deletes as nelm's native uninstall does, every weight at once (it has no
+    // weights: one stage, deleted in the order written, here with no delete dependency), not
+    // in the reverse of the weights; and keeps what is marked keep (weight -1's ConfigMap),
+    // saying so.
     let out = ok(ns.chartseq(&["uninstall", "shop"]));
     assert!(out.contains("ConfigMap/data"), "{out}");
     let deleted = ns.audit().deletions();
@@ -285,10 +287,10 @@ fn werf_waits_for_every_resource_of_a_weight_before_the_next() {
             .unwrap_or_else(|| panic!("{name} not deleted: {deleted:?}"))
     };
     assert!(
-        position("deployments/web") < position("deployments/db"),
+        position("deployments/db") < position("deployments/web"),
         "{deleted:?}"
     );
-    assert!(position("configmaps/app") < position("configmaps/db-config"));
+    assert!(position("configmaps/db-config") < position("configmaps/app"));
     assert!(
         !deleted.contains(&"configmaps/data".to_owned()),
         "{deleted:?}"
