@@ -122,6 +122,7 @@ impl ClusterSettings {
             dry_run,
             force_conflicts,
             take_ownership,
+            argo_health: None,
         })
     }
 }
