@@ -80,6 +80,22 @@ impl HealthScripts {
         self.builtin.is_empty() && self.overrides.values().all(|o| o.health.is_none())
     }
 
+    /// Compiles every script (cargo feature `apply`): the first that does not parse, named.
+    #[cfg(feature = "apply")]
+    pub fn check_all(&self) -> Result<(), String> {
+        let overrides = self.overrides.values().filter_map(|o| {
+            o.health.as_ref().map(|(origin, source)| HealthScript {
+                origin: origin.clone(),
+                source: source.clone(),
+                open_libs: o.open_libs,
+            })
+        });
+        for script in overrides.chain(self.builtin.values().cloned()) {
+            check(&script)?;
+        }
+        Ok(())
+    }
+
     /// Adds a directory's script for `key` (`group/kind`), replacing an earlier one.
     pub fn add_directory_script(&mut self, key: String, script: HealthScript) {
         self.builtin.insert(key, script);
