@@ -347,6 +347,44 @@ spec: {{size: 1}}
         "the next wave went out at {written}, before the Widget was Ready at {}:\n{audit}",
         writes[1]
     );
+    // A rollback waits by the same script: once the operator says Failed, rolling back to
+    // revision 1 fails on the Widget with the script's message.
+    ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--argo-health",
+        &scripts.to_string_lossy(),
+    ]));
+    let failed = r#"{"status":{"phase":"Failed","reason":"out of gears"}}"#;
+    let (code, _, err) = ns.kubectl(&[
+        "patch",
+        "widgets.health.chartseq.example",
+        "w",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        failed,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = ns.chartseq(&[
+        "rollback",
+        "shop",
+        "1",
+        "--argo-health",
+        &scripts.to_string_lossy(),
+        "--readiness-timeout",
+        "60s",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Widget/w")
+            && err.contains("Argo CD health Degraded: widget failed: out of gears"),
+        "{err}"
+    );
 }
 
 /// A script that does not parse stops the deploy before anything is sent, naming its file.
