@@ -411,8 +411,8 @@ pub fn apply(
     if let Some(scripts) = &scripts {
         if dialect != plan::Dialect::Argo {
             return Err(Failure::Tool(Error::usage(format!(
-                "--argo-health gives Argo CD health scripts; it needs --dialect argo (this run deploys in {})",
-                dialect.tool()
+                "--argo-health gives Argo CD health scripts; it needs --dialect argo (this run deploys with --dialect {})",
+                dialect.name()
             ))));
         }
         plan::argo::with_health_scripts(&model, &mut plan, &|group, kind| {

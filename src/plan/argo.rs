@@ -481,6 +481,57 @@ mod tests {
             .collect()
     }
 
+    /// With health scripts given, a kind they cover is waited by Argo CD's health wait (a
+    /// hook by its hook wait) wherever Argo waits at all; a kind argo-cd checks with a
+    /// built-in Lua script and given none keeps kstatus; the last wave still waits for
+    /// nothing.
+    #[test]
+    fn given_health_scripts_wait_the_kinds_they_cover() {
+        use crate::plan::Wait;
+        let stream = "---
+apiVersion: x.example.com/v1
+kind: Widget
+metadata: {name: w0}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: c0}
+---
+apiVersion: x.example.com/v1
+kind: Widget
+metadata:
+  name: hook
+  annotations: {argocd.argoproj.io/hook: PreSync}
+---
+apiVersion: x.example.com/v1
+kind: Widget
+metadata:
+  name: w1
+  annotations: {argocd.argoproj.io/sync-wave: \"1\"}
+";
+        let model = crate::model::load_stream(
+            "s",
+            stream.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let wait_of = |plan: &crate::plan::Plan, name: &str| {
+            let doc = (0..model.documents.len())
+                .find(|&d| model.resource(d).is_some_and(|r| r.id.name == name))
+                .expect("the object");
+            plan.wait_of(&model, doc).expect("a wait")
+        };
+        let mut plan = super::plan(&model).expect("a plan");
+        assert_eq!(wait_of(&plan, "w0"), Wait::None);
+        assert_eq!(wait_of(&plan, "c0"), Wait::Status);
+        super::with_health_scripts(&model, &mut plan, &|group, kind| {
+            group == "x.example.com" && kind == "Widget"
+        });
+        assert_eq!(wait_of(&plan, "w0"), Wait::ArgoHealth);
+        assert_eq!(wait_of(&plan, "hook"), Wait::ArgoHook);
+        assert_eq!(wait_of(&plan, "c0"), Wait::Status);
+        assert_eq!(wait_of(&plan, "w1"), Wait::None);
+    }
+
     /// argo-cd 37ee009 `controller/sort_delete_test.go` `TestFilterObjectsForDeletion`: of
     /// pods in waves 1, 5, 7, 7, 4 the two of wave 7 go first; of 1, 5, 2, 2, 4 the one of
     /// wave 5; a single object goes alone; nothing, nothing. Each later wave goes once the

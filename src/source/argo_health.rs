@@ -90,8 +90,16 @@ fn read_script(path: &Path) -> Result<HealthScript, Error> {
 fn read_config_map(path: &Path, scripts: &mut HealthScripts) -> Result<(), Error> {
     let text = read_text(path)?;
     let origin = path.display().to_string();
-    let node = crate::parse::parse_document(&text, 0, crate::parse::Limits::default())
-        .map_err(|e| Error::invalid(format!("{origin}: byte {}: {}", e.offset, e.message)))?;
+    let node =
+        crate::parse::parse_document(&text, 0, crate::parse::Limits::default()).map_err(|e| {
+            let before = text.get(..e.offset as usize).unwrap_or(&text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            Error::invalid(format!(
+                "{origin}:{line}:{column}: not an argocd-cm ConfigMap: {}",
+                e.message
+            ))
+        })?;
     let not_config_map = || {
         Error::invalid(format!(
             "{origin}: not a directory of health scripts nor an argocd-cm ConfigMap with a `data` mapping"
