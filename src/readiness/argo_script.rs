@@ -14,7 +14,9 @@
 //! directory in name order. Sources are added in order and a later one replaces an earlier
 //! one's script for the same key.
 //!
-//! The VM follows `VM.runLua`: a script from a directory gets every standard library
+//! The language is gopher-lua's: Lua 5.1 with Lua 5.2's `goto` (which argo-cd's own scripts
+//! use), so chartseq runs Lua 5.2 with the 5.1 functions 5.2 dropped put back
+//! (`unpack`, `loadstring`, `table.getn`, `table.maxn`). The VM follows `VM.runLua`: a script from a directory gets every standard library
 //! (argo-cd opens them for its built-in scripts), an override only `base`, `package`, `table`
 //! and an `os` holding just `time` and `date`, unless its `useOpenLibs` is true. The live object
 //! is the global `obj`; the script's last returned value is its result. Each run is bounded
@@ -363,9 +365,24 @@ mod vm {
 
     use super::{FieldValue, HealthScript, MEMORY_LIMIT, ScriptHealth, TIME_LIMIT, health_of};
 
-    /// The chunk name Lua's messages start with (Lua 5.1 cuts longer names); every message
+    /// The chunk name Lua's messages start with (Lua cuts longer names); every message
     /// chartseq shows names the script's file or key in full before it.
     const CHUNK: &str = "=health.lua";
+
+    /// What gopher-lua's Lua 5.1 has and Lua 5.2 dropped (argo-cd's own scripts call
+    /// `table.getn`).
+    const LUA51_FUNCTIONS: &str = "
+        unpack = unpack or table.unpack
+        loadstring = loadstring or load
+        table.getn = table.getn or function(t) return #t end
+        table.maxn = table.maxn or function(t)
+          local n = 0
+          for k in pairs(t) do
+            if type(k) == 'number' and k > n then n = k end
+          end
+          return n
+        end
+    ";
 
     /// VM instructions between two checks of the clock.
     const CHECK_EVERY: u32 = 1000;
@@ -379,6 +396,9 @@ mod vm {
         };
         let lua = Lua::new_with(libs, LuaOptions::new()).map_err(|e| e.to_string())?;
         lua.set_memory_limit(MEMORY_LIMIT)
+            .map_err(|e| e.to_string())?;
+        lua.load(LUA51_FUNCTIONS)
+            .exec()
             .map_err(|e| e.to_string())?;
         if !open_libs {
             // argo-cd's safe `os`: `time` and `date` only, also what `require("os")` gives.
@@ -459,7 +479,7 @@ mod vm {
                 };
                 Ok(health_of(Some((field("status"), field("message")))))
             }
-            // Lua 5.1 has one number type; mlua reads whole ones as integers.
+            // Lua 5.1 and 5.2 have one number type; mlua reads whole ones as integers.
             LuaValue::Integer(_) | LuaValue::Number(_) => {
                 Err("expect table output from Lua script, not number".to_owned())
             }
@@ -559,6 +579,44 @@ mod tests {
         assert_eq!(
             reason,
             "Argo CD health Degraded: widget failed: out of gears"
+        );
+    }
+
+    /// gopher-lua's language: Lua 5.1 with `goto`, `table.getn` still there.
+    #[test]
+    fn goto_and_lua_5_1_functions_work_as_in_gopher_lua() {
+        let scripts = load(&["customizations"]);
+        let gauge = |readings: Value| {
+            object(
+                "health.chartseq.example/v1",
+                "Gauge",
+                &json!({ "readings": readings }),
+            )
+        };
+        let (status, reason) = judge(
+            &scripts,
+            false,
+            &gauge(json!([{"value": 12}, {"value": 30}])),
+        );
+        assert_eq!(
+            (status, reason.as_str()),
+            (Status::Ready, "Argo CD health Healthy: 2 readings in range")
+        );
+        let (status, reason) = judge(
+            &scripts,
+            false,
+            &gauge(json!([{"value": 12}, {"value": 3}])),
+        );
+        assert_eq!(
+            (status, reason.as_str()),
+            (
+                Status::Failed,
+                "Argo CD health Degraded: 1 readings too low"
+            )
+        );
+        assert_eq!(
+            judge(&scripts, false, &gauge(json!([]))).0,
+            Status::InProgress
         );
     }
 
