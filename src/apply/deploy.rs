@@ -465,12 +465,15 @@ impl Runner {
                     Wait::Tracked(t) => Some(t.tracking.clone()),
                     _ => None,
                 });
-                let r = super::judge::readiness_for(wait, self.settings.wait_for_jobs).map_err(
-                    |message| RunError::Cluster {
-                        resource: Some(self.label(item)),
-                        error: ClusterError::other(message),
-                    },
-                )?;
+                let r = super::judge::readiness_for(
+                    wait,
+                    self.settings.wait_for_jobs,
+                    self.settings.argo_health.as_ref(),
+                )
+                .map_err(|message| RunError::Cluster {
+                    resource: Some(self.label(item)),
+                    error: ClusterError::other(message),
+                })?;
                 readiness.push(r.map(Arc::new));
             }
             let goal = goal.unwrap_or(Goal::Ready);

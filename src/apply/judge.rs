@@ -4,12 +4,14 @@
 //! reason, or each expression's observed value). It is also where the clock is read: the
 //! engine judges at the instant it is given, and a wait re-judges as time passes.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::Value;
 
 use super::wait::{Judge, Target, Verdict};
 use crate::plan::Wait;
+use crate::readiness::argo::HealthOverride;
 use crate::readiness::{
     ArgoHealth, Condition, Exists, ExprResult, Judgement, Kstatus, KstatusOptions, Readiness,
     Status,
@@ -20,7 +22,18 @@ pub struct Engine;
 
 /// The readiness a wait asks for (decided by the plan: HIP-0025's or a dialect's); `None`: not
 /// waited for. A hook's wait ([`Wait::Complete`]) is Helm's hook readers' kstatus.
-pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readiness>, String> {
+/// `argo`: the health scripts the user gave, for Argo CD's health waits.
+pub fn readiness_for(
+    wait: &Wait,
+    wait_for_jobs: bool,
+    argo: Option<&Arc<dyn HealthOverride>>,
+) -> Result<Option<Readiness>, String> {
+    let argo_health = |hook| {
+        Readiness::ArgoHealth(ArgoHealth {
+            hook,
+            scripts: argo.cloned(),
+        })
+    };
     let kstatus = |wait_for_jobs| {
         Readiness::Kstatus(Kstatus {
             options: KstatusOptions {
@@ -46,8 +59,8 @@ pub fn readiness_for(wait: &Wait, wait_for_jobs: bool) -> Result<Option<Readines
         Wait::Properties(pairs) => Readiness::Properties(pairs.clone()),
         Wait::KappConditions(k) => Readiness::KappConditions(k.clone()),
         Wait::None => return Ok(None),
-        Wait::ArgoHealth => Readiness::ArgoHealth(ArgoHealth { hook: false }),
-        Wait::ArgoHook => Readiness::ArgoHealth(ArgoHealth { hook: true }),
+        Wait::ArgoHealth => argo_health(false),
+        Wait::ArgoHook => argo_health(true),
     }))
 }
 

@@ -815,7 +815,7 @@ pub async fn live_state(cluster: &dyn Cluster, record: &Record) -> Vec<(String, 
                     Ok(None) => "missing".to_owned(),
                     Ok(Some(live)) => {
                         // HIP-0025's readiness, whatever the dialect waited for.
-                        match judge::readiness_for(&item.wait, false) {
+                        match judge::readiness_for(&item.wait, false, None) {
                             Err(e) => format!("unknown: {e}"),
                             Ok(None) => "not waited for".to_owned(),
                             Ok(Some(readiness)) => {

@@ -383,6 +383,14 @@ pub struct ApplyArgs {
     /// its own annotations.
     #[arg(long, value_enum, default_value = "hip")]
     pub dialect: DialectArg,
+    /// Argo CD Lua health scripts to judge objects by with --dialect argo (repeatable): a
+    /// directory laid out like argo-cd's `resource_customizations` (`<group>/<kind>/health.lua`,
+    /// `_` a wildcard) or a YAML file holding an `argocd-cm` `ConfigMap`
+    /// (`resource.customizations.health.<group>_<kind>`). `argocd-cm` scripts win over
+    /// directories, later paths over earlier ones. A kind argo-cd checks with a built-in Lua
+    /// script and given none here is waited by kstatus.
+    #[arg(long = "argo-health", value_name = "PATH")]
+    pub argo_health: Vec<PathBuf>,
     /// On upgrade, reuse the previous revision's values and chart defaults, with the given
     /// values over them (as `helm upgrade --reuse-values`).
     #[arg(long = "reuse-values", conflicts_with_all = ["reset_values", "reset_then_reuse_values"])]
@@ -444,6 +452,14 @@ pub struct RollbackArgs {
     /// (otherwise the rollback is refused before anything is applied).
     #[arg(long = "take-ownership")]
     pub take_ownership: bool,
+    /// Argo CD Lua health scripts to judge objects by when the revision was deployed with --dialect argo (repeatable): a
+    /// directory laid out like argo-cd's `resource_customizations` (`<group>/<kind>/health.lua`,
+    /// `_` a wildcard) or a YAML file holding an `argocd-cm` `ConfigMap`
+    /// (`resource.customizations.health.<group>_<kind>`). `argocd-cm` scripts win over
+    /// directories, later paths over earlier ones. A kind argo-cd checks with a built-in Lua
+    /// script and given none here is waited by kstatus.
+    #[arg(long = "argo-health", value_name = "PATH")]
+    pub argo_health: Vec<PathBuf>,
 }
 
 #[cfg(feature = "apply")]

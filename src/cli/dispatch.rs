@@ -153,6 +153,7 @@ fn run(
         Command::Rollback(a) => commands::apply::rollback(
             &commands::apply::ReleaseSettings {
                 take_ownership: a.take_ownership,
+                argo_health: a.argo_health.clone(),
                 ..a.release
                     .settings(Some(&a.wait), None, a.dry_run, history_max(a.history_max))?
             },

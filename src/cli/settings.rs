@@ -192,6 +192,7 @@ impl ReleaseArgs {
             dry_run,
             history_max,
             take_ownership: false,
+            argo_health: Vec::new(),
         })
     }
 }
@@ -227,6 +228,7 @@ impl ApplyArgs {
             no_lint: self.no_lint,
             history_max: history_max(self.history_max),
             dialect: self.dialect.choice(),
+            argo_health: self.argo_health.clone(),
             values_reuse: if self.reuse_values {
                 crate::apply::ValuesReuse::Reuse
             } else if self.reset_values {

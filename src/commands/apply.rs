@@ -23,6 +23,7 @@ use crate::duration::go_duration;
 use crate::error::Error;
 use crate::model::{self, Input, InputTarget};
 use crate::plan;
+use crate::readiness::argo_script::HealthScripts;
 use crate::report::apply_summary::{self, Done, codes, lint_warnings};
 use crate::report::progress::Renderer;
 use crate::report::release_info;
@@ -55,6 +56,8 @@ pub struct ReleaseSettings {
     pub history_max: usize,
     /// `--take-ownership` (`rollback`): adopt objects that are not this release's.
     pub take_ownership: bool,
+    /// `--argo-health` (`rollback`): Argo CD Lua health scripts, in order.
+    pub argo_health: Vec<std::path::PathBuf>,
 }
 
 /// `chartseq apply` settings.
@@ -81,6 +84,8 @@ pub struct ApplySettings {
     pub dialect: plan::detect::Choice,
     /// What an upgrade does with the previous revision's values.
     pub values_reuse: apply::ValuesReuse,
+    /// `--argo-health`: Argo CD Lua health scripts, in order.
+    pub argo_health: Vec<std::path::PathBuf>,
 }
 
 /// `chartseq list` settings.
@@ -114,6 +119,7 @@ impl ClusterSettings {
         dry_run: bool,
         force_conflicts: bool,
         take_ownership: bool,
+        argo_health: Option<Arc<HealthScripts>>,
     ) -> Result<RunSettings, Error> {
         Ok(RunSettings {
             timeout: self.timeout,
@@ -122,11 +128,25 @@ impl ClusterSettings {
             dry_run,
             force_conflicts,
             take_ownership,
+            argo_health: argo_health.map(|s| s as Arc<dyn crate::readiness::argo::HealthOverride>),
         })
     }
 }
 
 pub use crate::source::helm::validate_release_name;
+
+/// The Argo CD health scripts `--argo-health` names, every one compiled: a script that does
+/// not parse stops the command before anything is sent. `None`: none given.
+fn argo_health(paths: &[std::path::PathBuf]) -> Result<Option<Arc<HealthScripts>>, Error> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let scripts = crate::source::argo_health::load(paths)?;
+    scripts
+        .check_all()
+        .map_err(|e| Error::invalid(format!("--argo-health: {e}")))?;
+    Ok(Some(Arc::new(scripts)))
+}
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
@@ -275,10 +295,12 @@ pub fn apply(
 ) -> Result<Outcome, Failure> {
     validate_release_name(&settings.release)?;
     let cs = &settings.cluster;
+    let scripts = argo_health(&settings.argo_health)?;
     let run = cs.run_settings(
         settings.dry_run,
         settings.force_conflicts,
         settings.take_ownership,
+        scripts.clone(),
     )?;
     let rt = runtime()?;
     let mut input = settings.input.clone();
@@ -386,6 +408,17 @@ pub fn apply(
             return Ok(Outcome::Findings);
         }
     };
+    if let Some(scripts) = &scripts {
+        if dialect != plan::Dialect::Argo {
+            return Err(Failure::Tool(Error::usage(format!(
+                "--argo-health gives Argo CD health scripts; it needs --dialect argo (this run deploys with --dialect {})",
+                dialect.name()
+            ))));
+        }
+        plan::argo::with_health_scripts(&model, &mut plan, &|group, kind| {
+            scripts.find(group, kind).is_some()
+        });
+    }
     if let Err(e) = plan::with_uninstall(&model, &mut plan) {
         // Its tool installs such a release and refuses to uninstall it; chartseq records the
         // exact reverse instead, and says so now rather than at uninstall.
@@ -611,7 +644,12 @@ fn run_release_op(
 ) -> Result<Outcome, Failure> {
     validate_release_name(&settings.release)?;
     let cs = &settings.cluster;
-    let run = cs.run_settings(settings.dry_run, false, settings.take_ownership)?;
+    let run = cs.run_settings(
+        settings.dry_run,
+        false,
+        settings.take_ownership,
+        argo_health(&settings.argo_health)?,
+    )?;
     let rt = runtime()?;
     let cluster = rt.block_on(connect(cs))?;
     let (ns, name, driver, history_max) = (

@@ -159,7 +159,7 @@ fn sync_order(model: &Model) -> Plan {
             }
         }
     }
-    set_waits(model, &mut plan);
+    set_waits(model, &mut plan, &|_, _| false);
     // Documents that are not objects: Argo would fail on them; listed last, as HIP does.
     if !not_objects.is_empty() {
         let after = plan.steps.len().checked_sub(1).into_iter().collect();
@@ -175,7 +175,7 @@ fn sync_order(model: &Model) -> Plan {
 
 /// Argo's waits between waves: hooks complete; other resources healthy, unless nothing
 /// follows them (the last wave without a hook) or the sync has one wave only.
-fn set_waits(model: &Model, plan: &mut Plan) {
+fn set_waits(model: &Model, plan: &mut Plan, scripted: &dyn Fn(&str, &str) -> bool) {
     let is_hook = |d: DocId| object(model, d).is_some_and(|r| r.argo.is_hook);
     let multi_step = plan.steps.len() > 1;
     let last = plan.steps.len().checked_sub(1);
@@ -183,24 +183,40 @@ fn set_waits(model: &Model, plan: &mut Plan) {
         let final_without_hooks = Some(i) == last && !step.resources.iter().any(|&d| is_hook(d));
         for &d in &step.resources {
             let wait = if is_hook(d) {
-                health_wait(model, d, true)
+                health_wait(model, d, true, scripted)
             } else if !multi_step || final_without_hooks {
                 Wait::None
             } else {
-                health_wait(model, d, false)
+                health_wait(model, d, false, scripted)
             };
             plan.waits.insert(d, wait);
         }
     }
     for &d in &plan.crds {
-        plan.waits.insert(d, health_wait(model, d, false));
+        plan.waits.insert(d, health_wait(model, d, false, scripted));
     }
 }
 
-/// How Argo CD judges one object done, by its group and kind: its built-in Lua check (kstatus
-/// standing in), else its Go check, else none (done once applied). A CRD is waited
-/// established, as Argo does before it applies anything else (`ensureCRDReady`).
-fn health_wait(model: &Model, doc: DocId, hook: bool) -> Wait {
+/// Waits an Argo CD plan again where the user gave Lua health scripts (`apply
+/// --argo-health`): an object whose group and kind has one (`scripted`) is waited by Argo CD's
+/// health wait, which asks the scripts first, wherever Argo waits at all. Other plans are
+/// left as they are.
+pub fn with_health_scripts(model: &Model, plan: &mut Plan, scripted: &dyn Fn(&str, &str) -> bool) {
+    if plan.dialect == Dialect::Argo {
+        set_waits(model, plan, scripted);
+    }
+}
+
+/// How Argo CD judges one object done, by its group and kind: a Lua script the user gave
+/// (`scripted`), else its built-in Lua check (kstatus standing in), else its Go check, else
+/// none (done once applied). A CRD is waited established, as Argo does before it applies
+/// anything else (`ensureCRDReady`).
+fn health_wait(
+    model: &Model,
+    doc: DocId,
+    hook: bool,
+    scripted: &dyn Fn(&str, &str) -> bool,
+) -> Wait {
     use crate::readiness::argo::{has_builtin_check, has_lua_check};
     let Some(r) = object(model, doc) else {
         return Wait::None;
@@ -210,6 +226,12 @@ fn health_wait(model: &Model, doc: DocId, hook: bool) -> Wait {
         || (kind == "CustomResourceDefinition" && group == "apiextensions.k8s.io")
     {
         Wait::Status
+    } else if scripted(group, kind) {
+        if hook {
+            Wait::ArgoHook
+        } else {
+            Wait::ArgoHealth
+        }
     } else if has_lua_check(group, kind) {
         if hook { Wait::Complete } else { Wait::Status }
     } else if has_builtin_check(group, kind) {
@@ -282,7 +304,7 @@ pub fn delete_hooks(model: &Model, hook: HookType) -> Vec<DocId> {
 /// check of its kind (`health.GetResourceHealth`; no check: healthy once created).
 #[must_use]
 pub fn delete_hook_wait(model: &Model, doc: DocId) -> Wait {
-    health_wait(model, doc, true)
+    health_wait(model, doc, true, &|_, _| false)
 }
 
 /// Whether Argo CD reads the object as a CRD (`kube.IsCRD`): never deleted by its cascade.
@@ -457,6 +479,57 @@ mod tests {
                 (s.group.unwrap_or_default(), names)
             })
             .collect()
+    }
+
+    /// With health scripts given, a kind they cover is waited by Argo CD's health wait (a
+    /// hook by its hook wait) wherever Argo waits at all; a kind argo-cd checks with a
+    /// built-in Lua script and given none keeps kstatus; the last wave still waits for
+    /// nothing.
+    #[test]
+    fn given_health_scripts_wait_the_kinds_they_cover() {
+        use crate::plan::Wait;
+        let stream = "---
+apiVersion: x.example.com/v1
+kind: Widget
+metadata: {name: w0}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: c0}
+---
+apiVersion: x.example.com/v1
+kind: Widget
+metadata:
+  name: hook
+  annotations: {argocd.argoproj.io/hook: PreSync}
+---
+apiVersion: x.example.com/v1
+kind: Widget
+metadata:
+  name: w1
+  annotations: {argocd.argoproj.io/sync-wave: \"1\"}
+";
+        let model = crate::model::load_stream(
+            "s",
+            stream.as_bytes().to_vec(),
+            crate::parse::Limits::default(),
+        );
+        let wait_of = |plan: &crate::plan::Plan, name: &str| {
+            let doc = (0..model.documents.len())
+                .find(|&d| model.resource(d).is_some_and(|r| r.id.name == name))
+                .expect("the object");
+            plan.wait_of(&model, doc).expect("a wait")
+        };
+        let mut plan = super::plan(&model).expect("a plan");
+        assert_eq!(wait_of(&plan, "w0"), Wait::None);
+        assert_eq!(wait_of(&plan, "c0"), Wait::Status);
+        super::with_health_scripts(&model, &mut plan, &|group, kind| {
+            group == "x.example.com" && kind == "Widget"
+        });
+        assert_eq!(wait_of(&plan, "w0"), Wait::ArgoHealth);
+        assert_eq!(wait_of(&plan, "hook"), Wait::ArgoHook);
+        assert_eq!(wait_of(&plan, "c0"), Wait::Status);
+        assert_eq!(wait_of(&plan, "w1"), Wait::None);
     }
 
     /// argo-cd 37ee009 `controller/sort_delete_test.go` `TestFilterObjectsForDeletion`: of

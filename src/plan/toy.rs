@@ -250,6 +250,7 @@ mod tests {
                     dry_run: false,
                     force_conflicts: false,
                     take_ownership: false,
+                    argo_health: None,
                 },
                 atomic: false,
                 events,

@@ -17,7 +17,9 @@
 //!   hooks [`Wait::ArgoHook`]), before the next wave, except in the last wave when it holds no
 //!   hook, or when the sync has a single wave; a kind with no check is done once applied
 //!   ([`Wait::None`]); a kind argo-cd checks with Lua has kstatus standing in
-//!   ([`Wait::Status`], hooks [`Wait::Complete`]).
+//!   ([`Wait::Status`], hooks [`Wait::Complete`]) unless `apply --argo-health` gives a script
+//!   for it (`plan::argo::with_health_scripts`: then [`Wait::ArgoHealth`] for any kind a
+//!   script covers, the script judging first).
 //! - KOTS (§4.2): nothing unless annotated: `kots.io/wait-for-ready: "true"` is
 //!   [`Wait::kots_ready`] ([`Wait::Status`] for the kinds KOTS has a status informer for,
 //!   [`Wait::Exists`] for every other kind); `kots.io/wait-for-properties` is
@@ -76,8 +78,9 @@ pub enum Wait {
     KappConditions(KappConditions),
     /// Applied, never waited for.
     None,
-    /// Argo CD's built-in health check of the object's kind, as a sync waits on a resource
-    /// of a wave: Healthy is done, Degraded fails, anything else keeps waiting.
+    /// Argo CD's health check of the object's kind (a Lua script the user gave, else the
+    /// built-in check), as a sync waits on a resource of a wave: Healthy is done, Degraded
+    /// fails, anything else keeps waiting.
     ArgoHealth,
     /// Argo CD's built-in health check, as a sync waits on a hook: Healthy is done, Degraded
     /// or Unknown fails it, Progressing or Suspended keeps waiting.

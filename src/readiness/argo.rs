@@ -11,8 +11,9 @@
 //! sync, anything else (Progressing, Suspended, Unknown, Missing) keeps the wave running; for
 //! a hook (`getOperationPhase`), Healthy is done, Degraded **and Unknown** fail it, Progressing
 //! and Suspended keep it running. Kinds argo-cd checks with a built-in Lua script are listed in
-//! [`argo_lua`](super::argo_lua): chartseq runs no Lua, so the planner stands kstatus in for
-//! them ([`has_lua_check`]).
+//! [`argo_lua`](super::argo_lua): chartseq runs the scripts the user gives it
+//! ([`super::argo_script`], [`HealthOverride`], asked first as argo-cd asks its overrides);
+//! for such a kind without one the planner stands kstatus in ([`has_lua_check`]).
 
 use std::time::SystemTime;
 
@@ -96,7 +97,7 @@ pub fn has_lua_check(group: &str, kind: &str) -> bool {
 
 /// `pattern` with `_` as a wildcard for any run of characters other than `/` (argo-cd turns
 /// `_` into `*` and matches paths).
-fn wildcard(pattern: &str, text: &str) -> bool {
+pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
     let mut p = pattern.split('/');
     let mut t = text.split('/');
     loop {
@@ -147,15 +148,20 @@ fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
         .find(|c| text(c, &["type"]) == kind)
 }
 
-/// The health of a live object as Argo CD's built-in checks judge it (`GetResourceHealth`
-/// with no override); `None`: the kind has no check.
-#[must_use]
-pub fn health(object: &Value, hook: bool) -> Option<HealthStatus> {
+/// Being deleted without Argo's hook finalizer: Progressing whatever the kind.
+fn pending_deletion(object: &Value) -> bool {
     let deleting = at(object, &["metadata", "deletionTimestamp"]).is_some_and(|t| !t.is_null());
     let finalized = list(object, &["metadata", "finalizers"])
         .iter()
         .any(|f| f.as_str() == Some(HOOK_FINALIZER));
-    if deleting && !finalized {
+    deleting && !finalized
+}
+
+/// The health of a live object as Argo CD's built-in checks judge it (`GetResourceHealth`
+/// with no override); `None`: the kind has no check.
+#[must_use]
+pub fn health(object: &Value, hook: bool) -> Option<HealthStatus> {
+    if pending_deletion(object) {
         return Some(HealthStatus {
             status: Health::Progressing,
             message: "Pending deletion".to_owned(),
@@ -609,24 +615,77 @@ fn hpa(h: &Value, version: &str) -> HealthStatus {
     waiting
 }
 
-/// Waits as an Argo CD sync waits on one task, by the built-in health of the live object:
-/// a resource of a wave (`hook: false`) or a hook (`hook: true`). An object whose kind has no
-/// check is done as soon as it is there.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ArgoHealth {
-    pub hook: bool,
+/// gitops-engine's `HealthOverride`: an installation's health scripts, asked before the
+/// built-in checks. `None`: no script for the object's kind; `Err`: the script failed.
+pub trait HealthOverride: Send + Sync + std::fmt::Debug {
+    fn resource_health(
+        &self,
+        object: &Value,
+    ) -> Option<Result<super::argo_script::ScriptHealth, String>>;
 }
 
-impl Condition for ArgoHealth {
-    fn judge(&self, object: &Value, _now: SystemTime) -> Judgement {
-        let Some(health) = health(object, self.hook) else {
-            return Judgement {
-                status: Status::Ready,
-                engine: Engine::ArgoHealth,
-                reason: "no Argo CD health check for this kind: done once applied".to_owned(),
-                expressions: Vec::new(),
-            };
+/// Waits as an Argo CD sync waits on one task, by the health of the live object: a resource
+/// of a wave (`hook: false`) or a hook (`hook: true`). A script the user gave for the kind
+/// (`scripts`) judges first, as `GetResourceHealth` asks its override first; an object whose
+/// kind has neither a script nor a built-in check is done as soon as it is there.
+#[derive(Clone, Debug, Default)]
+pub struct ArgoHealth {
+    pub hook: bool,
+    pub scripts: Option<std::sync::Arc<dyn HealthOverride>>,
+}
+
+impl PartialEq for ArgoHealth {
+    fn eq(&self, other: &Self) -> bool {
+        self.hook == other.hook
+            && match (&self.scripts, &other.scripts) {
+                (None, None) => true,
+                (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl ArgoHealth {
+    /// A built-in check's verdict (no script given).
+    #[must_use]
+    pub fn builtin(hook: bool) -> Self {
+        Self {
+            hook,
+            scripts: None,
+        }
+    }
+
+    /// What a script said, as the sync loop takes it: an error or a status it cannot use is
+    /// Unknown (a hook fails, a resource keeps its wave running, as argo-cd leaves such a task
+    /// running), no status keeps a resource waiting and counts a hook done.
+    fn judge_scripted(
+        &self,
+        result: Result<super::argo_script::ScriptHealth, String>,
+    ) -> Judgement {
+        use super::argo_script::ScriptHealth;
+        let health = match result {
+            Ok(ScriptHealth::Health(h)) => h,
+            Ok(ScriptHealth::Empty) => {
+                return Judgement {
+                    status: if self.hook {
+                        Status::Ready
+                    } else {
+                        Status::InProgress
+                    },
+                    engine: Engine::ArgoHealth,
+                    reason: "the Argo CD health script returned no status".to_owned(),
+                    expressions: Vec::new(),
+                };
+            }
+            Err(e) => HealthStatus {
+                status: Health::Unknown,
+                message: e,
+            },
         };
+        self.verdict(&health)
+    }
+
+    fn verdict(&self, health: &HealthStatus) -> Judgement {
         let status = match health.status {
             Health::Healthy => Status::Ready,
             Health::Degraded => Status::Failed,
@@ -652,6 +711,26 @@ impl Condition for ArgoHealth {
             reason,
             expressions: Vec::new(),
         }
+    }
+}
+
+impl Condition for ArgoHealth {
+    fn judge(&self, object: &Value, _now: SystemTime) -> Judgement {
+        if let Some(scripts) = &self.scripts
+            && !pending_deletion(object)
+            && let Some(result) = scripts.resource_health(object)
+        {
+            return self.judge_scripted(result);
+        }
+        let Some(health) = health(object, self.hook) else {
+            return Judgement {
+                status: Status::Ready,
+                engine: Engine::ArgoHealth,
+                reason: "no Argo CD health check for this kind: done once applied".to_owned(),
+                expressions: Vec::new(),
+            };
+        };
+        self.verdict(&health)
     }
 }
 
@@ -997,7 +1076,7 @@ mod tests {
         let app = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
             "metadata": {"name": "a"}, "status": {"health": {"status": "Healthy"}}});
         assert_eq!(health(&app, false), None);
-        let judged = ArgoHealth { hook: false }.judge(&knative, SystemTime::UNIX_EPOCH);
+        let judged = ArgoHealth::builtin(false).judge(&knative, SystemTime::UNIX_EPOCH);
         assert_eq!(judged.status, Status::Ready);
     }
 
@@ -1012,7 +1091,7 @@ mod tests {
         let suspended = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "d"}, "spec": {"paused": true}});
         let verdict = |hook: bool, object: &Value| {
-            ArgoHealth { hook }
+            ArgoHealth::builtin(hook)
                 .judge(object, SystemTime::UNIX_EPOCH)
                 .status
         };
@@ -1024,7 +1103,7 @@ mod tests {
         }
         assert_eq!(verdict(false, &pvc("")), Status::InProgress);
         assert_eq!(verdict(true, &pvc("")), Status::Failed);
-        let lost = ArgoHealth { hook: false }.judge(&pvc("Lost"), SystemTime::UNIX_EPOCH);
+        let lost = ArgoHealth::builtin(false).judge(&pvc("Lost"), SystemTime::UNIX_EPOCH);
         assert_eq!(lost.reason, "Argo CD health Degraded");
         assert_eq!(lost.engine, Engine::ArgoHealth);
     }

@@ -14,6 +14,7 @@
 
 pub mod argo;
 mod argo_lua;
+pub mod argo_script;
 pub mod clock;
 pub mod conditions;
 pub mod expr;

@@ -3,6 +3,7 @@
 //! Every file chartseq reads is registered once in a [`SourceMap`]; spans elsewhere are byte
 //! ranges into one of these files, turned into line and column only when shown.
 
+pub mod argo_health;
 pub mod chart;
 pub mod discover;
 pub mod git;

@@ -310,6 +310,45 @@ fn helm_commands_take_the_format_flag_too() {
     }
 }
 
+/// `--argo-health` is read before anything is sent: it needs `--dialect argo`, a script that
+/// does not parse is named, and a file that is no `ConfigMap` is located.
+#[cfg(feature = "apply")]
+#[test]
+fn argo_health_scripts_are_checked_before_anything_is_sent() {
+    let apply = |extra: &[&str]| {
+        run(chartseq()
+            .args([
+                "apply",
+                "fixtures/charts/diamond.rendered.yaml",
+                "--release",
+                "shop",
+            ])
+            .args(extra)
+            .args(["--kubeconfig", "/nonexistent/kubeconfig"]))
+    };
+    let (code, _, err) = apply(&["--argo-health", "fixtures/argo-health/customizations"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--argo-health gives Argo CD health scripts; it needs --dialect argo (this run deploys with --dialect hip)"),
+        "{err}"
+    );
+    let (code, _, err) = apply(&[
+        "--dialect",
+        "argo",
+        "--argo-health",
+        "fixtures/argo-health/broken",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--argo-health: health script fixtures/argo-health/broken/errors.chartseq.example/Syntax/health.lua: syntax error: health.lua:3:"),
+        "{err}"
+    );
+    let (code, _, err) = apply(&["--dialect", "argo", "--argo-health", "README.md"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("README.md:"), "{err}");
+    assert!(err.contains(": not an argocd-cm ConfigMap"), "{err}");
+}
+
 /// The release name: `--release-name` in every command (apply too, with `--release` kept for
 /// old scripts), and helm's `template NAME CHART`.
 #[test]

@@ -81,12 +81,15 @@ impl Runner {
         let mut targets = Vec::with_capacity(live.len());
         for (i, kind, ns) in live {
             let item = &record.items[*i];
-            let readiness =
-                crate::apply::judge::readiness_for(record.wait_of(*i), self.settings.wait_for_jobs)
-                    .map_err(|message| RunError::Cluster {
-                        resource: Some(self.label(item)),
-                        error: crate::apply::cluster::ClusterError::other(message),
-                    })?;
+            let readiness = crate::apply::judge::readiness_for(
+                record.wait_of(*i),
+                self.settings.wait_for_jobs,
+                self.settings.argo_health.as_ref(),
+            )
+            .map_err(|message| RunError::Cluster {
+                resource: Some(self.label(item)),
+                error: crate::apply::cluster::ClusterError::other(message),
+            })?;
             if let Some(readiness) = readiness {
                 targets.push(Target {
                     kind: kind.clone(),

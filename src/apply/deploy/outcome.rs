@@ -18,6 +18,9 @@ pub struct RunSettings {
     pub force_conflicts: bool,
     /// `--take-ownership`: adopt existing objects that belong to no release or another one.
     pub take_ownership: bool,
+    /// Argo CD health scripts the user gave (`--argo-health`), asked before the built-in
+    /// checks by every Argo CD health wait.
+    pub argo_health: Option<std::sync::Arc<dyn crate::readiness::argo::HealthOverride>>,
 }
 
 /// What happened, for progress output.

@@ -2,7 +2,8 @@
 //! a `LoadBalancer` Service holds its wave until it has an ingress (the test writes it, as a
 //! cloud controller would), a custom resource whose kind has no health check is not waited
 //! for (HIP-0025's kstatus waits for the same object), and a Degraded resource fails the
-//! deploy before the next wave is written.
+//! deploy before the next wave is written. With `--argo-health`, a Lua health script the
+//! user gives judges the custom resource it covers.
 
 use std::time::Duration;
 
@@ -268,4 +269,146 @@ spec:
         audit.created("ConfigMap", "config").received > audit.created("Pod", "warmup").received,
         "{audit}"
     );
+}
+
+/// A custom resource judged by a Lua health script given with `--argo-health`
+/// (`fixtures/argo-health/customizations/health.chartseq.example/Widget/health.lua`: Healthy
+/// once `.status.phase` is `Ready`): its wave holds until the test, playing the operator,
+/// writes that phase, and the next wave's `ConfigMap` is created only after that write.
+#[test]
+fn argo_waits_for_a_custom_resource_by_the_lua_health_script_given() {
+    let Some(ns) = Ns::new("argo-lua") else {
+        return;
+    };
+    let group = "health.chartseq.example";
+    ns.owns("customresourcedefinition", &format!("widgets.{group}"));
+    let crd = crd(group, "Widget", "widgets").replace(
+        "    storage: true\n",
+        "    storage: true\n    subresources: {status: {}}\n",
+    );
+    let widget = format!(
+        "apiVersion: {group}/v1
+kind: Widget
+metadata:
+  name: w
+spec: {{size: 1}}
+"
+    );
+    let text = format!(
+        "{crd}{}",
+        stream(&[("widget.yaml", widget), ("after.yaml", after_wave())])
+    );
+    let path = ns.file("stream.yaml", &text);
+    let scripts = crate::fixture("argo-health/customizations");
+    let kubectl = ns.kubectl_for_operator();
+    let resource = format!("widgets.{group}");
+    let operator = std::thread::spawn(move || {
+        super::wait_until_found(&kubectl, &[&resource, "w"]);
+        std::thread::sleep(Duration::from_secs(2));
+        let status = |phase: &str| format!(r#"{{"status":{{"phase":"{phase}"}}}}"#);
+        let write_phase = |phase: &str| {
+            kubectl(&[
+                "patch",
+                &resource,
+                "w",
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &status(phase),
+            ])
+        };
+        // A phase the script calls Progressing first, then the one it calls Healthy.
+        assert!(write_phase("Provisioning"), "the first status is written");
+        std::thread::sleep(Duration::from_secs(1));
+        assert!(write_phase("Ready"), "the Ready status is written");
+    });
+    let out = ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--argo-health",
+        &scripts.to_string_lossy(),
+        "--readiness-timeout",
+        "90s",
+        "--timeout",
+        "2m",
+    ]));
+    operator.join().expect("the operator ends");
+    assert!(out.contains("status deployed"), "{out}");
+    let audit = ns.audit();
+    let writes = status_writes(&audit, "widgets", "w");
+    assert_eq!(writes.len(), 2, "{audit}");
+    let written = &audit.created("ConfigMap", "after").received;
+    assert!(
+        *written > writes[1],
+        "the next wave went out at {written}, before the Widget was Ready at {}:\n{audit}",
+        writes[1]
+    );
+    // A rollback waits by the same script: once the operator says Failed, rolling back to
+    // revision 1 fails on the Widget with the script's message.
+    ok(ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--argo-health",
+        &scripts.to_string_lossy(),
+    ]));
+    let failed = r#"{"status":{"phase":"Failed","reason":"out of gears"}}"#;
+    let (code, _, err) = ns.kubectl(&[
+        "patch",
+        "widgets.health.chartseq.example",
+        "w",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        failed,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = ns.chartseq(&[
+        "rollback",
+        "shop",
+        "1",
+        "--argo-health",
+        &scripts.to_string_lossy(),
+        "--readiness-timeout",
+        "60s",
+    ]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        err.contains("Widget/w")
+            && err.contains("Argo CD health Degraded: widget failed: out of gears"),
+        "{err}"
+    );
+}
+
+/// A script that does not parse stops the deploy before anything is sent, naming its file.
+#[test]
+fn argo_refuses_a_lua_health_script_that_does_not_parse() {
+    let Some(ns) = Ns::new("argo-lua-syntax") else {
+        return;
+    };
+    let path = ns.file("stream.yaml", &stream(&[("after.yaml", after_wave())]));
+    let scripts = crate::fixture("argo-health/broken");
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &path,
+        "--dialect",
+        "argo",
+        "--release",
+        "shop",
+        "--argo-health",
+        &scripts.to_string_lossy(),
+    ]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        err.contains("--argo-health: health script ") && err.contains("Syntax/health.lua"),
+        "{err}"
+    );
+    assert!(!ns.audit().written("ConfigMap", "after"), "{err}");
 }

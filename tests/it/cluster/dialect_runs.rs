@@ -354,6 +354,7 @@ fn install_with_wait(ns: &Ns, text: &str, wait: chartseq::plan::Wait) -> Result<
                 dry_run: false,
                 force_conflicts: false,
                 take_ownership: false,
+                argo_health: None,
             },
             atomic: false,
             events,
