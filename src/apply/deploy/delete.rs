@@ -165,64 +165,17 @@ impl Runner {
         record: &Record,
         steps: &[(String, Vec<usize>)],
     ) -> Result<(), RunError> {
-        for (label, indexes) in steps {
-            if indexes.is_empty() {
-                continue;
-            }
-            let judged = self.doomed(record, indexes, true).await;
-            let (doomed, stays) = match judged {
-                Ok(j) => j,
-                Err(e) => {
-                    self.emit(Event::Finished {
-                        step: label.clone(),
-                        resources: indexes.len(),
-                        waited: Duration::ZERO,
-                        result: StepResult::Failed(e.to_string()),
-                    });
-                    return Err(e);
-                }
-            };
-            let count = doomed.len();
-            let all_stay = count == 0 && !stays.is_empty();
-            self.emit(Event::Started {
-                step: label.clone(),
-                resources: count,
-                verb: "delete",
-                objects: doomed
-                    .iter()
-                    .map(|d| record.items[d.index].short())
-                    .collect(),
-            });
-            for e in stays {
-                self.emit(e);
-            }
-            let started = Instant::now();
-            let result = self.delete_doomed(record, doomed, label).await;
-            match result {
-                Ok(waited) => self.emit(Event::Finished {
-                    step: label.clone(),
-                    resources: count,
-                    waited,
-                    result: if all_stay {
-                        StepResult::Kept
-                    } else if self.settings.dry_run {
-                        StepResult::DryRun
-                    } else {
-                        StepResult::Deleted
-                    },
-                }),
-                Err(e) => {
-                    self.emit(Event::Finished {
-                        step: label.clone(),
-                        resources: count,
-                        waited: started.elapsed(),
-                        result: StepResult::Failed(e.to_string()),
-                    });
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
+        // A chain: each step waits for the one before it to be gone.
+        let chain: Vec<RecordedStep> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, (label, resources))| RecordedStep {
+                label: label.clone(),
+                resources: resources.clone(),
+                after: i.checked_sub(1).into_iter().collect(),
+            })
+            .collect();
+        self.delete_ordered(record, &chain).await
     }
 
     /// Reports what a tool's own uninstall order leaves in place of what the release
