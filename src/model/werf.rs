@@ -155,16 +155,16 @@ pub struct Deletion {
     /// `werf.io/resource-policy` (else `helm.sh/resource-policy`) holds `keep` or
     /// `skip-delete`, or `werf.io/ownership` is `anyone`: werf leaves it when it uninstalls,
     /// with the annotation that says so (nelm's `ResourcePolicies`).
-    pub kept_by: Option<String>,
+    pub kept_by: Option<&'static str>,
     /// The manual delete dependencies (`werf.io/delete-dependency-<id>`), by key, when every
     /// one of them is valid; nelm drops them all when one is not (`validateDeleteDependencies`
     /// fails), and that one is in `ignored`.
     pub dependencies: Vec<DeleteDependency>,
     /// Why nelm passes over the object's delete dependencies: the first value it refuses.
-    pub ignored: Option<Rejected>,
+    pub ignored: Option<Box<Rejected>>,
     /// A delete dependency without `state`: valid to nelm's validator, and its reader then
     /// fails (it reads `state` as a string that is not there), so werf cannot uninstall.
-    pub stateless: Option<Rejected>,
+    pub stateless: Option<Box<Rejected>>,
 }
 
 /// One manual delete dependency: the object is deleted once every object of the release the
@@ -796,9 +796,9 @@ impl Werf {
                 .map(str::trim)
                 .any(|p| matches!(p, "keep" | "skip-delete"))
         }) {
-            Some(key.to_owned())
+            Some(key)
         } else if find(OWNERSHIP) == Some("anyone") {
-            Some(OWNERSHIP.to_owned())
+            Some(OWNERSHIP)
         } else {
             None
         };
@@ -825,10 +825,10 @@ impl Werf {
             match read_delete_dependency(value) {
                 Ok((target, has_state)) => {
                     if !has_state && deletion.stateless.is_none() {
-                        deletion.stateless = Some(refuse(
+                        deletion.stateless = Some(Box::new(refuse(
                             "missing the `state` property, which werf's uninstall reads (write `state=absent`)"
                                 .to_owned(),
-                        ));
+                        )));
                     }
                     dependencies.push(DeleteDependency {
                         key: key.to_owned(),
@@ -838,7 +838,7 @@ impl Werf {
                 }
                 Err(reason) => {
                     if deletion.ignored.is_none() {
-                        deletion.ignored = Some(refuse(reason));
+                        deletion.ignored = Some(Box::new(refuse(reason)));
                     }
                 }
             }

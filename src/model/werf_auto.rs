@@ -62,9 +62,9 @@ pub struct AutoRefs {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeleteRefs {
     /// A `CustomResourceDefinition`'s `spec.group` and `spec.names.kind`.
-    pub defines: Option<(String, String)>,
+    pub defines: Option<Box<(String, String)>>,
     /// A `RoleBinding`'s or `ClusterRoleBinding`'s `roleRef.kind` and `roleRef.name`.
-    pub role_ref: Option<(String, String)>,
+    pub role_ref: Option<Box<(String, String)>>,
     /// The `serviceAccountName` a Pod template runs as (not `serviceAccount`: nelm reads only
     /// this field here), where nelm looks for it by kind.
     pub runs_as: Option<String>,
@@ -387,15 +387,15 @@ fn delete_refs(group: &str, kind: &str, object: &Node) -> DeleteRefs {
     };
     DeleteRefs {
         defines: match (group, kind) {
-            ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-                at(&["spec", "group"]).zip(at(&["spec", "names", "kind"]))
-            }
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => at(&["spec", "group"])
+                .zip(at(&["spec", "names", "kind"]))
+                .map(Box::new),
             _ => None,
         },
         role_ref: match (group, kind) {
-            (RBAC, "RoleBinding" | "ClusterRoleBinding") => {
-                at(&["roleRef", "kind"]).zip(at(&["roleRef", "name"]))
-            }
+            (RBAC, "RoleBinding" | "ClusterRoleBinding") => at(&["roleRef", "kind"])
+                .zip(at(&["roleRef", "name"]))
+                .map(Box::new),
             _ => None,
         },
         runs_as: runs_as_path.and_then(at),

@@ -99,7 +99,7 @@ pub fn delete_edges(model: &Model) -> Result<(Vec<DocId>, Vec<DeleteEdge>), Plan
         let binding = group_of(&r.api_version) == RBAC
             && matches!(r.id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
         if binding {
-            if let Some((kind, name)) = &refs.role_ref {
+            if let Some((kind, name)) = refs.role_ref.as_deref() {
                 role_refs
                     .entry((kind.as_str(), name.as_str()))
                     .or_default()
@@ -130,7 +130,7 @@ pub fn delete_edges(model: &Model) -> Result<(Vec<DocId>, Vec<DeleteEdge>), Plan
                 });
             }
         };
-        if let Some((g, k)) = &r.werf.auto.delete.defines {
+        if let Some((g, k)) = r.werf.auto.delete.defines.as_deref() {
             automatic(
                 kinds
                     .get(&(g.as_str(), k.as_str()))
