@@ -31,7 +31,7 @@ mod external;
 mod generated;
 mod outcome;
 
-pub use delete::{removed, reverse_steps};
+pub use delete::{removed, removed_from_chart, reverse_steps};
 use generated::is_generated;
 pub use outcome::{Event, Report, RunError, RunSettings, StepReport, StepResult};
 
@@ -80,6 +80,11 @@ impl Runner {
             report: Mutex::new(Report::default()),
             generated: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Says something about the run that is no step's (an object left in place).
+    pub(crate) fn note(&self, s: String) {
+        self.emit(Event::Note(s));
     }
 
     /// Sends an event to the progress output and keeps what the record keeps.

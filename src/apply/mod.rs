@@ -429,6 +429,14 @@ async fn run_release(
 async fn prune(runner: &Runner, record: &Record, previous: &[&Record]) -> Result<(), RunError> {
     for prev in previous {
         let gone = deploy::removed(prev, record);
+        // What the tool leaves when an object leaves the chart: said, not deleted.
+        let tool = prev.dialect.map_or("its tool", crate::plan::Dialect::tool);
+        for i in deploy::removed_from_chart(prev, record).difference(&gone) {
+            runner.note(format!(
+                "kept {}: {tool} leaves it when it is removed from the chart",
+                prev.items[*i].label()
+            ));
+        }
         let steps = deploy::reverse_steps(prev, Some(&gone));
         runner
             .delete_steps(

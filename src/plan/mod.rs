@@ -270,6 +270,13 @@ impl Dialect {
     pub fn generated_hooks(self) -> bool {
         self.system().generated_hooks
     }
+
+    /// Whether what the tool's uninstall leaves in place it also leaves when the object is
+    /// removed from the chart ([`system::System::uninstall_keeps_on_removal`]).
+    #[must_use]
+    pub fn uninstall_keeps_on_removal(self) -> bool {
+        self.system().uninstall_keeps_on_removal
+    }
 }
 
 /// The whole release order.

@@ -55,6 +55,11 @@ pub struct System {
     /// to (kapp's `exists`): `apply` refuses such a release rather than own what the chart
     /// disowns.
     pub never_created: fn(&Resource) -> Option<&'static str>,
+    /// Whether what its own uninstall order leaves in place it also leaves when the object is
+    /// removed from the chart (werf's `skip-delete`, KOTS's `kots.io/keep`, kapp's orphans):
+    /// pruning passes over them too. Not Argo CD's: its CRD and `Delete=false` rules concern
+    /// the application's deletion only.
+    pub uninstall_keeps_on_removal: bool,
     /// How CS603 tells to fix a reference of its to nothing.
     pub reference_fix: &'static str,
     /// The plan, or every reason its tool refuses the chart.
@@ -114,6 +119,7 @@ pub static SYSTEMS: &[System] = &[
         },
         configuration: |_| None,
         never_created: |_| None,
+        uninstall_keeps_on_removal: false,
         reference_fix: "name a group of the same chart level, or remove the dependency",
         plan: super::hip::plan,
         analyze: super::hip::analyze,
@@ -138,6 +144,7 @@ pub static SYSTEMS: &[System] = &[
         },
         configuration: |_| None,
         never_created: |_| None,
+        uninstall_keeps_on_removal: true,
         reference_fix: "name a resource werf applies in the same stage, or remove the dependency",
         plan: super::werf::plan,
         analyze: super::werf::analyze,
@@ -156,6 +163,7 @@ pub static SYSTEMS: &[System] = &[
         owns_key: |key| matches!(key, argo::SYNC_WAVE | argo::ARGO_HOOK),
         configuration: |_| None,
         never_created: |_| None,
+        uninstall_keeps_on_removal: false,
         reference_fix: "name a resource Argo CD applies in the same stage, or remove the dependency",
         plan: super::argo::plan,
         analyze: super::argo::analyze,
@@ -189,6 +197,7 @@ pub static SYSTEMS: &[System] = &[
             Some((kapp::config::CONFIG_LABEL, label.key_loc))
         },
         never_created: |r| r.kapp.exists.then_some(kapp::EXISTS),
+        uninstall_keeps_on_removal: true,
         reference_fix: "name a change group a resource of the release declares (`kapp.k14s.io/change-group`), or remove the rule",
         plan: super::kapp::plan,
         analyze: |model| from_result(Dialect::Kapp, super::kapp::plan(model)),
@@ -207,6 +216,7 @@ pub static SYSTEMS: &[System] = &[
         owns_key: |key| kots::KEYS.contains(&key),
         configuration: |_| None,
         never_created: |_| None,
+        uninstall_keeps_on_removal: true,
         reference_fix: "name a resource KOTS applies in the same stage, or remove the dependency",
         plan: super::kots::plan,
         analyze: super::kots::analyze,
@@ -225,6 +235,7 @@ pub static SYSTEMS: &[System] = &[
         owns_key: |key| draft::SUPERSEDED.iter().any(|(k, _)| *k == key),
         configuration: |_| None,
         never_created: |_| None,
+        uninstall_keeps_on_removal: false,
         reference_fix: "name a layer a resource of the same chart declares, or a subchart it depends on, or remove the reference",
         plan: super::draft::plan,
         analyze: super::draft::analyze,

@@ -29,6 +29,7 @@ pub const SYSTEM: System = System {
     owns_key: |key| key == RANK,
     configuration: |_| None,
     never_created: |_| None,
+    uninstall_keeps_on_removal: false,
     reference_fix: "the toy has no references",
     plan,
     analyze: |model| super::system::from_result(Dialect::Toy, plan(model)),

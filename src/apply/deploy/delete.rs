@@ -365,14 +365,50 @@ pub fn reverse_steps(record: &Record, keep: Option<&BTreeSet<usize>>) -> Vec<(St
     out
 }
 
-/// Items of `old` whose identity is not in `new`, as a record-shaped selection of `old`.
+/// Items of `old` whose identity is not in `new`, as a record-shaped selection of `old`;
+/// without what `old`'s tool leaves in place when an object is removed from the chart
+/// ([`left_by_tool`]).
 #[must_use]
 pub fn removed(old: &Record, new: &Record) -> BTreeSet<usize> {
+    let left = left_by_tool(old);
+    removed_from_chart(old, new)
+        .into_iter()
+        .filter(|i| !left.contains(i))
+        .collect()
+}
+
+/// Items of `old` whose identity is not in `new`, whatever a tool keeps.
+#[must_use]
+pub fn removed_from_chart(old: &Record, new: &Record) -> BTreeSet<usize> {
     let kept: BTreeSet<_> = new.items.iter().map(Item::identity).collect();
     old.items
         .iter()
         .enumerate()
         .filter(|(i, item)| !old.crds.contains(i) && !kept.contains(&item.identity()))
         .map(|(i, _)| i)
+        .collect()
+}
+
+/// What a record's tool leaves in place when an object leaves the chart, as its uninstall
+/// leaves it: installed by its steps and in no step of its recorded uninstall order (werf's
+/// `skip-delete`, KOTS's `kots.io/keep`, kapp's orphans). Empty for a tool whose uninstall
+/// keeps more than that (Argo CD) or without a recorded order.
+#[must_use]
+pub fn left_by_tool(record: &Record) -> BTreeSet<usize> {
+    let (Some(own), Some(dialect)) = (&record.uninstall, record.dialect) else {
+        return BTreeSet::new();
+    };
+    if !dialect.uninstall_keeps_on_removal() {
+        return BTreeSet::new();
+    }
+    let deleted: BTreeSet<usize> = own
+        .iter()
+        .flat_map(|s| s.resources.iter().copied())
+        .collect();
+    record
+        .steps
+        .iter()
+        .flat_map(|s| s.resources.iter().copied())
+        .filter(|i| !deleted.contains(i))
         .collect()
 }

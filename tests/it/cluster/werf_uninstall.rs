@@ -108,3 +108,62 @@ fn werf_uninstall_deletes_each_object_once_what_it_waits_for_is_gone() {
         .expect("deletions");
     assert!(audit.ready("Job", "cleanup") < first_delete, "{audit}");
 }
+
+/// What werf leaves when its release is uninstalled it also leaves when the object leaves the
+/// chart (nelm's `BuildResources` filters `skip-delete` from what an upgrade removes): an
+/// upgrade without the `werf.io/resource-policy: skip-delete` `ConfigMap` keeps it, and says
+/// so, while the other one removed is pruned.
+#[test]
+fn werf_upgrade_keeps_a_skip_delete_object_removed_from_the_chart() {
+    let Some(ns) = Ns::new("werf-skip-delete") else {
+        return;
+    };
+    let first = ns.file(
+        "v1.yaml",
+        &stream(&[
+            ("app.yaml", config_map("app", "")),
+            (
+                "kept.yaml",
+                config_map("kept", "\n    werf.io/resource-policy: skip-delete"),
+            ),
+            ("gone.yaml", config_map("gone", "")),
+        ]),
+    );
+    ok(ns.chartseq(&[
+        "apply",
+        &first,
+        "--dialect",
+        "werf",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]));
+    let second = ns.file("v2.yaml", &stream(&[("app.yaml", config_map("app", ""))]));
+    let (code, out, err) = ns.chartseq(&[
+        "apply",
+        &second,
+        "--dialect",
+        "werf",
+        "--release",
+        "shop",
+        "--timeout",
+        "2m",
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Progress notes go to standard error.
+    assert!(
+        err.contains(&format!(
+            "kept ConfigMap/kept (namespace {}): werf leaves it when it is removed from the chart",
+            ns.name
+        )),
+        "{out}\n{err}"
+    );
+    assert!(ns.get("ConfigMap", "kept").is_some(), "{out}");
+    assert!(ns.get("ConfigMap", "gone").is_none(), "{out}");
+    let deleted = ns.audit().deletions();
+    assert!(
+        !deleted.contains(&"configmaps/kept".to_owned()),
+        "{deleted:?}"
+    );
+}
