@@ -515,11 +515,14 @@ fn werf_waits_for_external_dependencies_to_exist_then_proceeds() {
     assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
     let audit = ns.audit();
     for (uses, secret) in [("uses-cert", "tls"), ("uses-creds", "creds")] {
+        // The Secret's arrival: a watcher sees a write, and may act on it, before the server
+        // logs its completion (see `Audit::ready`), so only a request that arrived before the
+        // write did cannot have waited for it.
         let secret_at = audit
             .events
             .iter()
             .find(|e| e.resource == "secrets" && e.name == secret && e.verb == "create")
-            .map(|e| e.completed.clone())
+            .map(|e| e.received.clone())
             .expect("the Secret's creation");
         assert!(
             audit.created("ConfigMap", uses).received > secret_at,
