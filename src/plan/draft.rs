@@ -71,13 +71,7 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
         for &(doc, r) in &resources {
             let draft = &r.draft;
             for rejected in &draft.rejected {
-                issues.push(PlanIssue::InvalidDialectValue {
-                    dialect: Dialect::Draft,
-                    key: rejected.key.clone(),
-                    value: rejected.value.clone(),
-                    reason: rejected.reason.clone(),
-                    loc: rejected.loc,
-                });
+                issues.push(PlanIssue::rejected(Dialect::Draft, rejected));
             }
             for layer in &draft.depends_on_layers {
                 if !layers.contains(layer.name.as_str()) {

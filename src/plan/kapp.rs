@@ -63,13 +63,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             Content::Empty => plan.comments.push(doc),
             Content::Resource(r) => {
                 for rejected in &r.kapp.rejected {
-                    issues.push(PlanIssue::InvalidDialectValue {
-                        dialect: Dialect::Kapp,
-                        key: rejected.key.clone(),
-                        value: rejected.value.clone(),
-                        reason: rejected.reason.clone(),
-                        loc: rejected.loc,
-                    });
+                    issues.push(PlanIssue::rejected(Dialect::Kapp, rejected));
                 }
                 if r.kapp.noop || r.kapp.config || r.kapp.duplicate {
                     plan.not_installed.push(doc);

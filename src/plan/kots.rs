@@ -217,13 +217,7 @@ pub fn plan(model: &Model) -> Result<Plan, PlanError> {
             Content::Empty => plan.comments.push(doc),
             Content::Resource(r) => {
                 for rejected in &r.kots.rejected {
-                    issues.push(PlanIssue::InvalidDialectValue {
-                        dialect: Dialect::Kots,
-                        key: rejected.key.clone(),
-                        value: rejected.value.clone(),
-                        reason: rejected.reason.clone(),
-                        loc: rejected.loc,
-                    });
+                    issues.push(PlanIssue::rejected(Dialect::Kots, rejected));
                 }
                 phases
                     .entry(r.kots.creation_phase.value)

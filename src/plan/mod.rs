@@ -178,6 +178,20 @@ pub enum PlanIssue {
     },
 }
 
+impl PlanIssue {
+    /// A value the dialect's tool refuses, as its reader recorded it.
+    #[must_use]
+    pub fn rejected(dialect: Dialect, rejected: &crate::model::annotations::Rejected) -> Self {
+        Self::InvalidDialectValue {
+            dialect,
+            key: rejected.key.clone(),
+            value: rejected.value.clone(),
+            reason: rejected.reason.clone(),
+            loc: rejected.loc,
+        }
+    }
+}
+
 /// The plan could not be made; every reason found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanError {

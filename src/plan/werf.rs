@@ -95,13 +95,7 @@ pub fn analyze(model: &Model) -> (Plan, Vec<PlanIssue>) {
                     });
                 }
                 for rejected in &r.werf.rejected {
-                    issues.push(PlanIssue::InvalidDialectValue {
-                        dialect: Dialect::Werf,
-                        key: rejected.key.clone(),
-                        value: rejected.value.clone(),
-                        reason: rejected.reason.clone(),
-                        loc: rejected.loc,
-                    });
+                    issues.push(PlanIssue::rejected(Dialect::Werf, rejected));
                 }
                 if r.werf.stages.is_empty() {
                     plan.not_installed.push(doc);

@@ -71,13 +71,7 @@ pub fn delete_edges(model: &Model) -> Result<(Vec<DocId>, Vec<DeleteEdge>), Plan
             continue;
         };
         if let Some(rejected) = &r.werf.deletion.stateless {
-            issues.push(PlanIssue::InvalidDialectValue {
-                dialect: Dialect::Werf,
-                key: rejected.key.clone(),
-                value: rejected.value.clone(),
-                reason: rejected.reason.clone(),
-                loc: rejected.loc,
-            });
+            issues.push(PlanIssue::rejected(Dialect::Werf, rejected));
         }
         if r.werf.deletion.deployed_on_delete || r.werf.deletion.kept_by.is_some() {
             continue;
